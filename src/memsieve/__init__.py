@@ -1,0 +1,3 @@
+"""memsieve: long-term memory for conversational agents."""
+
+__version__ = "0.1.0"

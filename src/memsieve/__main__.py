@@ -1,0 +1,3 @@
+from memsieve.cli import entry
+
+entry()

@@ -1,0 +1,47 @@
+"""``memsieve demo``: ingest the bundled sample conversation into a temp store and ask it."""
+
+from __future__ import annotations
+
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memsieve.cli import app
+from memsieve.embed import get_encoder
+from memsieve.ingest import add_memories, read_memories
+from memsieve.pipeline import Pipeline
+from memsieve.store import open_store
+from memsieve.types import Query
+
+QUESTIONS = [
+    "Where does Sam work?",
+    "Which city does Sam live in?",
+    "What instrument is Sam learning?",
+    "What is Sam's cat called?",
+    "What food does Sam like?",
+]
+
+
+@app.command()
+def demo(
+    model: Annotated[str, typer.Option(help="Embedding model: minilm or hash.")] = "minilm",
+    k: Annotated[int, typer.Option(help="Results per question.", min=1)] = 3,
+) -> None:
+    """Ingest a small bundled conversation (a job change, a move) and answer questions."""
+    sample = resources.files("memsieve") / "data" / "sample_conversation.jsonl"
+    with resources.as_file(sample) as path, tempfile.TemporaryDirectory() as tmp:
+        memories = list(read_memories("jsonl", path))
+        encoder = get_encoder(model)
+        with open_store(Path(tmp) / "demo.db") as store:
+            report = add_memories(store, memories, encoder)
+            typer.echo(report.summary())
+            pipeline = Pipeline.default(store, encoder=encoder, k=k)
+            for question in QUESTIONS:
+                response = pipeline.run(Query(text=question, namespace="sam"))
+                typer.echo(f"\nQ: {question}")
+                for r in response.results:
+                    typer.echo(f"  {r.rank}. [{r.memory_id}] {r.text}")
+                typer.echo(f"  exposed: {', '.join(response.trace.exposed)}")

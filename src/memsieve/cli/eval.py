@@ -1,0 +1,91 @@
+"""``memsieve eval DATASET --pipeline P --level turn|session --seeds ... --json OUT``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memsieve.cli import app
+from memsieve.errors import ConfigError
+
+
+def _seeds(spec: str) -> list[int]:
+    try:
+        seeds = [int(s) for s in spec.split(",") if s.strip()]
+    except ValueError:
+        raise ConfigError(f"--seeds must be comma-separated integers, got {spec!r}") from None
+    if not seeds:
+        raise ConfigError("--seeds is empty")
+    return seeds
+
+
+@app.command("eval")
+def eval_(
+    dataset: Annotated[str, typer.Argument(help="locomo, longmemeval or rhelm.")],
+    data: Annotated[Path | None, typer.Option(help="Dataset file or folder.")] = None,
+    pipeline: Annotated[str, typer.Option(help="Pipeline to evaluate.")] = "fusion",
+    level: Annotated[str, typer.Option(help="turn or session.")] = "turn",
+    seeds: Annotated[str, typer.Option(help="Split seeds, comma-separated.")] = "7,11,23,31,47",
+    compare: Annotated[str | None, typer.Option(help="Second pipeline for a paired CI.")] = None,
+    model: Annotated[str, typer.Option(help="Embedding model.")] = "minilm",
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the result JSON.")] = None,
+    report: Annotated[Path | None, typer.Option(help="Write a Markdown report.")] = None,
+    plot: Annotated[Path | None, typer.Option(help="Write a per-category PNG plot.")] = None,
+    progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
+) -> None:
+    """Evaluate a retrieval pipeline on held-out split halves, with bootstrap CIs and latency."""
+    from memsieve.embed import get_encoder
+    from memsieve.eval import evaluate
+
+    seed_list = _seeds(seeds)
+    if level not in ("turn", "session"):
+        raise ConfigError(f"--level must be turn or session, got {level!r}")
+    result = evaluate(
+        dataset,
+        data,
+        [pipeline] + ([compare] if compare else []),
+        level=level,
+        seeds=seed_list,
+        encoder_factory=lambda: get_encoder(model),
+        progress=progress,
+    )
+    text = json.dumps(result, indent=2)
+    if json_out:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(text + "\n", encoding="utf-8")
+    if report:
+        from memsieve.eval.summary import markdown_report
+
+        report.write_text(markdown_report(result), encoding="utf-8")
+    if plot:
+        from memsieve.eval.report import plot_per_category
+
+        per_cat = {result["pipeline"]: result["per_category"]}
+        if "compare" in result:
+            per_cat[result["compare"]["pipeline"]] = result["compare"]["result"]["per_category"]
+        plot_per_category(per_cat, plot, metric="R@10")
+    typer.echo(text if not json_out else _headline(result))
+
+
+def _headline(result: dict) -> str:
+    lines = []
+    rows = [result] + ([result["compare"]["result"]] if "compare" in result else [])
+    for r in rows:
+        m = r["metrics"]
+        lines.append(
+            f"{r['dataset']} {r['level']} {r['pipeline']}: "
+            + "  ".join(f"{k} {m[k]:.3f}" for k in m)
+            + f"  ({r['n_queries']} test queries, {r['latency_ms']['total']:.2f} ms/query)"
+        )
+    if "compare" in result:
+        lines.append(
+            f"{result['pipeline']} - {result['compare']['pipeline']}: "
+            + "  ".join(
+                f"{k} {v['diff']:+.3f} [{v['ci95'][0]:+.3f}, {v['ci95'][1]:+.3f}]"
+                for k, v in result["compare"]["diff"].items()
+            )
+        )
+    return "\n".join(lines)

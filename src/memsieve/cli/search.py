@@ -1,0 +1,81 @@
+"""``memsieve search QUERY --namespace NS`` and the batch form ``--queries Q.jsonl``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memsieve.cli import app
+from memsieve.cli.options import DbOption, JsonOption
+from memsieve.errors import ConfigError, NotFound
+from memsieve.pipeline import Pipeline, Response
+from memsieve.store import open_store
+from memsieve.types import Query, parse
+
+
+def read_queries(path: Path) -> list[tuple[Query, int | None]]:
+    """Parse a queries JSONL file ({"query", "namespace", "k"?, "intent"?} per line)."""
+    if not path.is_file():
+        raise NotFound(f"no queries file at {path}")
+    out = []
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}: "
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ConfigError(f"{where}invalid JSON: {err.msg}") from None
+            if not isinstance(obj, dict):
+                raise ConfigError(f"{where}expected a JSON object")
+            k = obj.pop("k", None)
+            if k is not None and (not isinstance(k, int) or k < 1):
+                raise ConfigError(f"{where}k must be a positive integer")
+            if "query" in obj:
+                obj["text"] = obj.pop("query")
+            out.append((parse(Query, obj, where=where), k))
+    return out
+
+
+def _print(response: Response, as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(response.to_dict(), ensure_ascii=False))
+        return
+    typer.echo(f"# {response.query.text}")
+    if not response.results:
+        typer.echo("  (no memories in this namespace)")
+    for r in response.results:
+        text = r.text if len(r.text) <= 110 else r.text[:107] + "..."
+        typer.echo(f"{r.rank:3d}  {r.score:.3f}  {r.memory_id}  {text}")
+
+
+@app.command()
+def search(
+    db: DbOption,
+    query: Annotated[str | None, typer.Argument(help="The question to answer.")] = None,
+    namespace: Annotated[str | None, typer.Option(help="The principal's namespace.")] = None,
+    queries: Annotated[Path | None, typer.Option(help="JSONL file of queries (batch).")] = None,
+    k: Annotated[int, typer.Option(help="Results per query.", min=1)] = 10,
+    method: Annotated[str, typer.Option(help="bm25, dense, fusion or rrf.")] = "fusion",
+    alpha: Annotated[float | None, typer.Option(help="Fusion weight of dense (0..1).")] = None,
+    pool: Annotated[int, typer.Option(help="First-stage pool size.", min=1)] = 500,
+    as_json: JsonOption = False,
+) -> None:
+    """Find the memories that answer a query, in one namespace."""
+    if (query is None) == (queries is None):
+        raise ConfigError("give either a QUERY argument or --queries FILE, not both or neither")
+    if queries is not None:
+        batch = read_queries(queries)
+    else:
+        if namespace is None:
+            raise ConfigError("--namespace is required with a QUERY")
+        batch = [(parse(Query, {"text": query, "namespace": namespace}), None)]
+    with open_store(db, create=False) as store:
+        kwargs = {"alpha": alpha} if alpha is not None else {}
+        pipeline = Pipeline.default(store, method=method, pool=pool, k=k, **kwargs)
+        for q, qk in batch:
+            _print(pipeline.run(q, k=qk or k), as_json)

@@ -1,0 +1,89 @@
+"""Composition: a Pipeline is a list of stages, each taking and returning ``list[Candidate]``.
+
+A stage is any object with a ``name`` and ``__call__(query, candidates, *, trace)``; it returns
+new candidates and never mutates its input, so turning a stage off leaves the output of the
+others byte-identical. ``Pipeline.default`` builds the product pipeline from a store.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from memsieve.embed import Encoder, get_encoder
+from memsieve.retrieve.retriever import DEFAULT_ALPHA, Retriever
+from memsieve.store.base import Store
+from memsieve.trace import Trace
+from memsieve.types import Candidate, Query, Result
+
+
+@runtime_checkable
+class Stage(Protocol):
+    """One pipeline step. Implement ``name`` and ``__call__``; return new candidates."""
+
+    name: str
+
+    def __call__(
+        self, query: Query, candidates: list[Candidate], *, trace: Trace
+    ) -> list[Candidate]: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Response:
+    """The answer to one query: the top-k results and the trace."""
+
+    query: Query
+    results: list[Result]
+    trace: Trace
+
+    def to_dict(self) -> dict:
+        return {"query": self.query.text, "results": [r.to_dict() for r in self.results]}
+
+
+class Pipeline:
+    """Runs stages in order and keeps the top ``k`` as Results."""
+
+    def __init__(self, stages: Sequence[Stage], *, k: int = 10) -> None:
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        self.stages = list(stages)
+        self.k = k
+
+    def candidates(self, query: Query, *, trace: Trace | None = None) -> list[Candidate]:
+        """The full ordered candidate list after every stage (before the top-k cut)."""
+        trace = trace if trace is not None else Trace()
+        candidates: list[Candidate] = []
+        for stage in self.stages:
+            with trace.timed(stage.name):
+                candidates = stage(query, candidates, trace=trace)
+        trace.considered = [c.memory.id for c in candidates]
+        return candidates
+
+    def run(self, query: Query, *, k: int | None = None) -> Response:
+        """Answer ``query``: the top ``k`` results (default ``self.k``) and the trace."""
+        trace = Trace()
+        t0 = time.perf_counter()
+        top = self.candidates(query, trace=trace)[: k or self.k]
+        results = [Result.from_candidate(i + 1, c) for i, c in enumerate(top)]
+        trace.exposed = [r.memory_id for r in results]
+        trace.timings_ms["total"] = (time.perf_counter() - t0) * 1000.0
+        return Response(query=query, results=results, trace=trace)
+
+    @classmethod
+    def default(
+        cls,
+        store: Store,
+        *,
+        encoder: Encoder | None = None,
+        method: str = "fusion",
+        alpha: float = DEFAULT_ALPHA,
+        pool: int = 500,
+        k: int = 10,
+    ) -> Pipeline:
+        """The standard pipeline over ``store``; the encoder defaults to the store's model."""
+        if encoder is None:
+            encoder = get_encoder(store.embedding_model() or "minilm")
+        retriever = Retriever(store, encoder, method=method, alpha=alpha, pool=pool)
+        return cls([retriever], k=k)
