@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from memsieve.embed import Encoder, get_encoder
+from memsieve.embed import Encoder, MemoEncoder, get_encoder
 from memsieve.retrieve.retriever import DEFAULT_ALPHA, Retriever
 from memsieve.store.base import Store
 from memsieve.trace import Trace
@@ -85,5 +85,6 @@ class Pipeline:
         """The standard pipeline over ``store``; the encoder defaults to the store's model."""
         if encoder is None:
             encoder = get_encoder(store.embedding_model() or "minilm")
+        encoder = encoder if isinstance(encoder, MemoEncoder) else MemoEncoder(encoder)
         retriever = Retriever(store, encoder, method=method, alpha=alpha, pool=pool)
         return cls([retriever], k=k)

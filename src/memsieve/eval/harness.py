@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memsieve.embed import Encoder
+from memsieve.embed import Encoder, MemoEncoder
 from memsieve.errors import ConfigError
 from memsieve.eval.datasets import EvalQuery, EvalTask, split
 from memsieve.eval.metrics import METRICS, per_query
@@ -68,33 +68,51 @@ class Context:
     """A task ingested into a throwaway SQLite store, with every query scored once."""
 
     def __init__(self, task: EvalTask, encoder: Encoder, *, progress: bool = True) -> None:
-        self.task, self.encoder = task, encoder
+        self.task, self.encoder = task, MemoEncoder(encoder)
         self._tmp = tempfile.TemporaryDirectory(prefix="memsieve-eval-")
         self.store = open_store(Path(self._tmp.name) / "eval.db")
         vectors = cached_vectors(encoder, [m.text for m in task.memories], progress=progress)
         self.store.add(task.memories, vectors=vectors, model=encoder.name)
-        self.retriever = Retriever(self.store, encoder, method="fusion")
+        self.retriever = Retriever(self.store, self.encoder, method="fusion")
         self.scored = self._score_all(progress)
         self._session_bm25: dict[str, tuple[list[str], BM25Index]] = {}
 
     def _score_all(self, progress: bool) -> dict[str, Scored]:
+        """Score every query once. Query vectors are batch-encoded (and cached on disk); the
+        per-query ``encode_query`` latency is measured separately, see ``_encode_latency``."""
         from tqdm.auto import tqdm
 
-        out = {}
         queries = self.task.queries
+        texts = list(dict.fromkeys(q.text for q in queries))
+        self.encoder.capacity = max(self.encoder.capacity, len(texts) + 16)
+        self.encoder.remember(texts, cached_vectors(self.encoder.inner, texts, progress=progress))
+        encode_ms = self._encode_latency(texts)
+        out = {}
         for q in tqdm(queries, desc="score queries", unit="q", disable=not progress):
             index = self.retriever.cache.get(q.namespace)
             trace = Trace()
             scores = self.retriever.score(Query(text=q.text, namespace=q.namespace), index, trace)
+            trace.timings_ms["encode_query"] = encode_ms
             out[q.qid] = Scored(
-                q,
-                [m.id for m in index.memories],
+                q, [m.id for m in index.memories],
                 [m.session_id or m.id for m in index.memories],
-                scores["dense"],
-                scores["bm25"],
-                dict(trace.timings_ms),
+                scores["dense"], scores["bm25"], dict(trace.timings_ms),
             )
         return out
+
+    def _encode_latency(self, texts: Sequence[str], n: int = 30) -> float:
+        """Median ms to encode one query on its own (the first ``n`` query texts, warm model)."""
+        inner = self.encoder.inner
+        sample = list(texts[:n])
+        if not sample:
+            return 0.0
+        inner.encode(sample[:1])  # warm-up
+        times = []
+        for text in sample:
+            t0 = time.perf_counter()
+            inner.encode([text])
+            times.append((time.perf_counter() - t0) * 1000.0)
+        return float(np.median(times))
 
     def session_bm25(self, namespace: str) -> tuple[list[str], BM25Index]:
         """BM25 over session documents (a session's turns joined), built once per namespace."""
@@ -167,7 +185,7 @@ class FirstStage:
             return sids, rrf(dense, bm25)
         return sids, fuse(dense, bm25, alpha)
 
-    def fit(self, ctx: Context, train: Sequence[EvalQuery]) -> None:
+    def fit(self, ctx: Context, train: Sequence[EvalQuery], seed: int) -> None:
         """Fit the fusion weight: the grid value with the best train MRR (ties: the smaller)."""
         if self.name != "fusion":
             return
@@ -246,7 +264,7 @@ def run_seeds(ctx: Context, name: str, level: str, seeds: Sequence[int]) -> list
         test = [q for q in ctx.task.queries if q.namespace in set(test_groups)]
         pipe = get_pipeline(name, level)
         headline = set(ctx.task.headline)
-        pipe.fit(ctx, [q for q in train if not headline or q.category in headline])
+        pipe.fit(ctx, [q for q in train if not headline or q.category in headline], seed)
         qrels, run, ms = {}, {}, []
         for q in test:
             r = pipe.rank(ctx, q)

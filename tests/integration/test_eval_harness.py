@@ -1,0 +1,114 @@
+"""The eval harness end to end on a tiny LoCoMo-shaped file, with the hashing encoder."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memsieve.embed import HashingEncoder
+from memsieve.eval import evaluate
+from memsieve.eval.datasets import load_locomo, split
+
+TOPICS = [
+    ("cello", "I started learning the cello last spring"),
+    ("garden", "We planted tomatoes in the garden on Sunday"),
+    ("nurse", "My sister works as a nurse in Leeds"),
+    ("marathon", "I ran my first marathon in Berlin"),
+    ("painting", "I painted a sunset over the lake yesterday"),
+    ("puppy", "We adopted a puppy named Biscuit"),
+]
+
+
+def tiny_locomo(n_conv: int = 4) -> list[dict]:
+    samples = []
+    for c in range(n_conv):
+        turns = []
+        for t, (_, text) in enumerate(TOPICS):
+            speaker = "Ann" if t % 2 == 0 else "Bob"
+            turns.append({"speaker": speaker, "dia_id": f"D1:{t + 1}", "text": f"{text} ({c})"})
+        qa = [
+            {"question": f"What did {'Ann' if t % 2 == 0 else 'Bob'} say about the {topic}?",
+             "answer": "x", "evidence": [f"D1:{t + 1}"], "category": 1 + t % 4}
+            for t, (topic, _) in enumerate(TOPICS)
+        ]
+        qa.append({"question": "broken", "answer": "x", "evidence": ["D:9:9"], "category": 2})
+        qa.append({"question": "no evidence", "answer": "x", "evidence": [], "category": 5})
+        samples.append({
+            "sample_id": f"conv-{c}",
+            "conversation": {"speaker_a": "Ann", "speaker_b": "Bob",
+                             "session_1_date_time": "1:56 pm on 8 May, 2023",
+                             "session_1": turns},
+            "qa": qa,
+        })
+    return samples
+
+
+@pytest.fixture
+def locomo_file(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny_locomo.json"
+    path.write_text(json.dumps(tiny_locomo()))
+    return path
+
+
+def test_loader_drops_and_counts_bad_evidence(locomo_file: Path):
+    task = load_locomo(locomo_file)
+    assert len(task.memories) == 4 * len(TOPICS)
+    assert len(task.queries) == 4 * len(TOPICS)
+    assert task.dropped["empty evidence (query)"] == 4
+    assert task.dropped["no resolvable evidence (query)"] == 4
+    assert all(q.gold <= {m.id for m in task.memories} for q in task.queries)
+
+
+def test_split_is_sorted_shuffle_halves():
+    groups = [f"conv-{i}" for i in (3, 1, 0, 2)]
+    train, test = split(groups, 7)
+    assert sorted(train + test) == sorted(groups) and not set(train) & set(test)
+    assert split(groups, 7) == (train, test)
+    assert len(train) == len(test) == 2
+
+
+@pytest.mark.parametrize("pipeline", ["bm25", "dense", "fusion", "rrf"])
+def test_turn_level_schema(locomo_file: Path, pipeline: str):
+    result = evaluate("locomo", locomo_file, [pipeline], seeds=[1, 2],
+                      encoder_factory=HashingEncoder, progress=False)
+    for key in ("dataset", "level", "pipeline", "seeds", "n_queries", "metrics", "ci95",
+                "per_category", "latency_ms", "machine"):
+        assert key in result
+    assert set(result["metrics"]) == {"R@10", "H@1", "H@5", "MRR", "NDCG@5"}
+    assert all(0.0 <= v <= 1.0 for v in result["metrics"].values())
+    assert all(0.0 <= lo <= hi <= 1.0 for lo, hi in result["ci95"].values())
+    assert result["n_queries"] == 2 * 2 * len(TOPICS)  # 2 seeds x 2 test conversations
+    assert "total" in result["latency_ms"] and "first_stage" in result["latency_ms"]
+    if pipeline == "fusion":
+        assert all(0.0 <= p["alpha"] <= 1.0 for p in result["params"])
+
+
+def test_session_level_and_compare(locomo_file: Path):
+    result = evaluate("locomo", locomo_file, ["fusion", "bm25"], level="session", seeds=[3],
+                      encoder_factory=HashingEncoder, progress=False)
+    assert result["level"] == "session"
+    # one session per conversation: the only session is always rank 1
+    assert result["metrics"]["H@1"] == 1.0
+    diff = result["compare"]["diff"]["MRR"]
+    assert diff["diff"] == 0.0 and diff["ci95"] == [0.0, 0.0]
+
+
+def test_cli_eval_writes_json_report_plot(locomo_file: Path, tmp_path: Path):
+    out = tmp_path / "r.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "memsieve", "eval", "locomo", "--data", str(locomo_file),
+         "--pipeline", "fusion", "--compare", "bm25", "--seeds", "1", "--model", "hash",
+         "--json", str(out), "--report", str(tmp_path / "r.md"), "--plot",
+         str(tmp_path / "r.png"), "--no-progress"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert result["pipeline"] == "fusion" and result["compare"]["pipeline"] == "bm25"
+    assert "| fusion |" in (tmp_path / "r.md").read_text()
+    assert (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
+    assert "locomo turn fusion" in proc.stdout
