@@ -15,7 +15,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from memsieve.errors import ConfigError
 
@@ -38,8 +38,37 @@ class Intent(enum.StrEnum):
     unknown = "unknown"
 
 
+# Evaluation-only fields (validity-context-layer §14.2): labels and teacher scores that must
+# never reach inference. Any input carrying one is rejected, so none can leak into output.
+EVAL_ONLY_FIELDS = frozenset({
+    "gold", "gold_ids", "is_current", "is_latest", "is_stale", "stale", "answer",
+    "answer_text", "ce_score", "mxbai_score", "teacher_score", "gpt_label", "entity_id",
+    "slot_id",
+})
+
+
+def check_no_eval_fields(data: Mapping[str, Any], where: str = "input") -> None:
+    """Raise ConfigError (a ValueError) if ``data`` has an evaluation-only key."""
+    found = sorted(EVAL_ONLY_FIELDS.intersection(data))
+    if found:
+        raise ConfigError(
+            f"{where} has evaluation-only field(s) {', '.join(map(repr, found))}; "
+            "labels and teacher scores are not accepted at inference"
+        )
+
+
 class _Input(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_eval_fields(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            check_no_eval_fields(data, cls.__name__)
+            meta = data.get("metadata")
+            if isinstance(meta, Mapping):
+                check_no_eval_fields(meta, f"{cls.__name__}.metadata")
+        return data
 
 
 class Memory(_Input):
@@ -97,6 +126,7 @@ def parse(model: type[_Input], data: Mapping[str, Any], *, where: str = "") -> A
         for e in err.errors():
             field = ".".join(str(p) for p in e["loc"]) or "input"
             msg = "unknown field" if e["type"] == "extra_forbidden" else e["msg"]
+            msg = msg.removeprefix("Value error, ")
             problems.append(f"{field}: {msg}")
         raise ConfigError(f"{where}invalid {model.__name__}: " + "; ".join(problems)) from None
 

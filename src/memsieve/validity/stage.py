@@ -1,0 +1,246 @@
+"""The validity stage (pipeline step 5): for each top-k result (the *target*), does a later
+memory of the same namespace (the *source*) overturn it, for what this query asks?
+
+Modes (validity-context-layer §14.1): ``None``/``"off"`` returns its input untouched;
+``"context"`` (default) keeps the candidate set and order and attaches ``validity`` metadata;
+``"demote"`` (opt-in) keeps the set and count and moves flagged targets below the unflagged
+ones inside the top-k window, each group in the order the earlier stages produced.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Protocol
+
+import numpy as np
+
+from memsieve.errors import ConfigError
+from memsieve.store.base import Store
+from memsieve.trace import Trace
+from memsieve.types import Candidate, Memory, Query, check_no_eval_fields
+from memsieve.validity.compose import edge_scores, noisy_or, propagate
+
+
+class ValidityMode(enum.StrEnum):
+    off = "off"
+    context = "context"
+    demote = "demote"
+
+
+class SourcePolicy(enum.StrEnum):
+    top1 = "top1"  # the best-ranked later memory (§11: the deployed policy)
+    topn = "topn"  # the n best-ranked later memories
+
+
+class PairScorer(Protocol):
+    """Anything that gives P(source overturns target for this query) per (query, source, target)."""
+
+    def score(self, triples: Sequence[tuple[str, str, str]]) -> np.ndarray: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Validity:
+    """Validity metadata of one result (DESIGN.md data model)."""
+
+    status: str  # "current" | "possibly_outdated"
+    invalid_score: float
+    superseded_by: str | None
+    evidence: str | None
+    context_note: str
+
+
+def is_later(source: Memory, target: Memory) -> bool:
+    """True when ``source`` was said after ``target``: a later timestamp, or the same timestamp
+    and session with a later turn. Unknown times are never later (conservative)."""
+    if source.id == target.id or source.timestamp is None or target.timestamp is None:
+        return False
+    s, t = _naive(source.timestamp), _naive(target.timestamp)
+    if s != t:
+        return s > t
+    return (
+        source.session_id == target.session_id
+        and source.turn_index is not None
+        and target.turn_index is not None
+        and source.turn_index > target.turn_index
+    )
+
+
+def _naive(ts: datetime) -> datetime:
+    return ts.replace(tzinfo=None) if ts.tzinfo else ts
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def sanitise(text: str, limit: int = 300) -> str:
+    """Evidence as an agent may read it: no control characters, bounded length."""
+    text = _CONTROL.sub(" ", text).strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class ValidityStage:
+    """Pipeline step 5. See the module docstring for the modes and the contracts they keep.
+
+    Args:
+        heads: the slot heads (their scores multiply); usually one trained verifier.
+        gate: optional (event, operation) scorers for ``edge = slot · min(p_ev, p_op)``.
+        store: needed to resolve caller-given sources / dependency parents not in the pool.
+        sources: an explicit map target id → source ids (overrides the policy for those ids).
+        dependencies: child id → parent ids it depends on; invalidity propagates along them.
+        context_threshold: ``invalid_score`` at or above which a result is flagged.
+        demote_threshold: at or above which ``demote`` moves it down (≥ context threshold).
+    """
+
+    name = "validity"
+
+    def __init__(
+        self,
+        heads: Sequence[PairScorer],
+        *,
+        mode: ValidityMode | str | None = ValidityMode.context,
+        store: Store | None = None,
+        gate: tuple[PairScorer, PairScorer] | None = None,
+        source_policy: SourcePolicy | str = SourcePolicy.top1,
+        n_sources: int = 1,
+        sources: Mapping[str, Sequence[str]] | None = None,
+        dependencies: Mapping[str, Sequence[str]] | None = None,
+        top_k: int = 10,
+        context_threshold: float = 0.5,
+        demote_threshold: float | None = None,
+    ) -> None:
+        try:
+            self.mode = ValidityMode(mode if mode is not None else "off")
+            self.source_policy = SourcePolicy(source_policy)
+        except ValueError as err:
+            raise ConfigError(
+                f"{err}; validity modes: None, off, context, demote; source policies: top1, topn"
+            ) from None
+        if not heads and self.mode is not ValidityMode.off:
+            raise ConfigError("the validity layer needs at least one scorer")
+        if top_k < 1 or n_sources < 1:
+            raise ConfigError("top_k and n_sources must be >= 1")
+        self.heads, self.gate, self.store = list(heads), gate, store
+        self.n_sources = 1 if self.source_policy is SourcePolicy.top1 else n_sources
+        self.sources = {k: list(v) for k, v in (sources or {}).items()}
+        self.dependencies = {k: list(v) for k, v in (dependencies or {}).items()}
+        if (self.sources or self.dependencies) and store is None:
+            raise ConfigError("explicit sources or dependencies need the store to resolve ids")
+        self.top_k = top_k
+        self.context_threshold = context_threshold
+        self.demote_threshold = (
+            demote_threshold if demote_threshold is not None else context_threshold
+        )
+
+    # -- selection ---------------------------------------------------------------------------
+
+    def _sources_for(
+        self, target: Memory, pool: Sequence[Candidate], namespace: str
+    ) -> list[Memory]:
+        if target.id in self.sources:
+            out = []
+            for sid in self.sources[target.id]:
+                src = self.store.get(sid)  # type: ignore[union-attr]
+                if src.namespace != namespace:
+                    raise ConfigError(f"source {sid!r} is not in namespace {namespace!r}")
+                if not is_later(src, target):
+                    raise ConfigError(
+                        f"source {sid!r} is not later than target {target.id!r}; a memory can "
+                        "only be overturned by a later one"
+                    )
+                out.append(src)
+            return out
+        later = [c.memory for c in pool if is_later(c.memory, target)]
+        return later[: self.n_sources]
+
+    def _ancestors(self, ids: Sequence[str]) -> list[str]:
+        seen: list[str] = []
+        frontier = list(ids)
+        while frontier and len(seen) < 10_000:
+            node = frontier.pop()
+            for parent in self.dependencies.get(node, ()):
+                if parent not in seen and parent not in ids:
+                    seen.append(parent)
+                    frontier.append(parent)
+        return seen
+
+    # -- scoring -----------------------------------------------------------------------------
+
+    def score_targets(
+        self, query: Query, targets: Sequence[Memory], pool: Sequence[Candidate]
+    ) -> dict[str, tuple[float, Memory | None]]:
+        """invalid_score per target id and the source that contributed most (or None)."""
+        pairs: list[tuple[str, Memory]] = []  # (target id, source)
+        by_id = {t.id: t for t in targets}
+        for t in targets:
+            for src in self._sources_for(t, pool, query.namespace):
+                pairs.append((t.id, src))
+        edges = np.zeros(len(pairs))
+        if pairs:
+            triples = [(query.text, src.text, by_id[tid].text) for tid, src in pairs]
+            heads = [np.asarray(h.score(triples), dtype=np.float64) for h in self.heads]
+            gate = None
+            if self.gate is not None:
+                gate = (self.gate[0].score(triples), self.gate[1].score(triples))
+            edges = edge_scores(heads, gate)
+        direct: dict[str, list[float]] = {t.id: [] for t in targets}
+        best: dict[str, tuple[float, Memory]] = {}
+        for (tid, src), e in zip(pairs, edges, strict=True):
+            direct[tid].append(float(e))
+            if tid not in best or e > best[tid][0]:
+                best[tid] = (float(e), src)
+        return {tid: (noisy_or(v), best.get(tid, (0.0, None))[1]) for tid, v in direct.items()}
+
+    def __call__(
+        self, query: Query, candidates: list[Candidate], *, trace: Trace
+    ) -> list[Candidate]:
+        if self.mode is ValidityMode.off:
+            return candidates
+        for c in candidates:
+            check_no_eval_fields(c.memory.metadata, f"memory {c.memory.id!r} metadata")
+            check_no_eval_fields(c.scores, f"candidate {c.memory.id!r} scores")
+            check_no_eval_fields(c.annotations, f"candidate {c.memory.id!r} annotations")
+        window, rest = candidates[: self.top_k], candidates[self.top_k :]
+        targets = [c.memory for c in window]
+        extra = []
+        if self.dependencies:
+            extra = [self.store.get(a) for a in self._ancestors([t.id for t in targets])]
+        scored = self.score_targets(query, targets + extra, candidates)
+        superseded = {tid: src for tid, (_, src) in scored.items()}
+        final = {tid: s for tid, (s, _) in scored.items()}
+        if self.dependencies:
+            final = propagate(final, self.dependencies)
+            for t in targets:  # name the upstream memory when the invalidity came through it
+                if superseded.get(t.id) is None:
+                    up = max(self.dependencies.get(t.id, ()), key=lambda p: final.get(p, 0.0),
+                             default=None)
+                    if up is not None and final.get(up, 0.0) > 0.0:
+                        superseded[t.id] = superseded.get(up)
+        annotated = []
+        for c in window:
+            v = self._validity(c.memory, final.get(c.memory.id, 0.0), superseded.get(c.memory.id))
+            annotated.append(c.with_annotation("validity", v))
+        if self.mode is ValidityMode.demote:
+            keep = [c for c in annotated
+                    if c.annotations["validity"].invalid_score < self.demote_threshold]
+            down = [c for c in annotated
+                    if c.annotations["validity"].invalid_score >= self.demote_threshold]
+            annotated = keep + down
+        return annotated + rest
+
+    def _validity(self, target: Memory, score: float, source: Memory | None) -> Validity:
+        score = round(float(score), 6)
+        if score >= self.context_threshold and source is not None:
+            when = f" ({source.timestamp.date().isoformat()})" if source.timestamp else ""
+            note = (
+                f"This memory may be out of date: a later memory{when} appears to update it "
+                f"for this question (invalid score {score:.2f})."
+            )
+            return Validity("possibly_outdated", score, source.id, sanitise(source.text), note)
+        return Validity(
+            "current", score, None, None,
+            "No later memory was found that overturns this one for this question.",
+        )
