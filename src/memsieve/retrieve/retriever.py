@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from types import MappingProxyType
 
 import numpy as np
 
@@ -17,6 +18,10 @@ from memsieve.types import Candidate, Query
 # Fitted on LoCoMo conversations by leave-one-conversation-out (benchmarks/RESULTS.md);
 # the eval harness refits it on each split's train half and never uses this value.
 DEFAULT_ALPHA = 0.5
+
+
+def _proxy(names: list[str], row: tuple[float, ...]) -> MappingProxyType:
+    return MappingProxyType(dict(zip(names, row, strict=True)))
 
 
 def select_pool(key: np.ndarray, pool: int) -> np.ndarray:
@@ -110,12 +115,16 @@ class Retriever:
         with trace.timed("load_index"):
             index = self.cache.get(query.namespace)
         scores = self.score(query, index, trace)
-        key = scores["fused"]
-        top = select_pool(key, self.pool)
-        norm = {name: minmax(values) for name, values in scores.items() if name != "fused"}
-        out = []
-        for i in top:
-            stage_scores = {name: float(values[i]) for name, values in scores.items()}
-            stage_scores.update({f"{name}_norm": float(v[i]) for name, v in norm.items()})
-            out.append(Candidate(index.memories[i], float(key[i])).with_scores(stage_scores))
-        return out
+        with trace.timed("pool"):
+            key = scores["fused"]
+            top = select_pool(key, self.pool)
+            # Gather each score column for the pool once (numpy), then build the candidates.
+            columns = {name: values[top].tolist() for name, values in scores.items()}
+            for name in [n for n in scores if n != "fused"]:
+                columns[f"{name}_norm"] = minmax(scores[name])[top].tolist()
+            names = list(columns)
+            rows = zip(*(columns[n] for n in names), strict=True)
+            return [
+                Candidate(index.memories[i], k, _proxy(names, row))
+                for i, k, row in zip(top.tolist(), columns["fused"], rows, strict=True)
+            ]
