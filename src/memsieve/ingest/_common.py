@@ -8,7 +8,8 @@ adapter never leaks a bare KeyError / TypeError / JSONDecodeError.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -98,3 +99,13 @@ def get(obj: Mapping[str, Any], key: str, kind: Kind, where: str) -> Any:
 def memory(where: str, **fields: Any) -> Memory:
     """Build a Memory through ``types.parse`` so a bad value is a one-line ConfigError."""
     return parse(Memory, fields, where=f"{where}: ")
+
+
+def strptime_any(text: str, formats: Iterable[str]) -> datetime | None:
+    """The first of ``formats`` that parses ``text``, or None if none does."""
+    for fmt in formats:
+        try:
+            return datetime.strptime(text, fmt)
+        except ValueError:
+            continue
+    return None

@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 from memsieve.errors import ConfigError
-from memsieve.ingest._common import existing_file, expect, get, load_json, memory
+from memsieve.ingest._common import existing_file, expect, get, load_json, memory, strptime_any
 from memsieve.types import Memory
 
 _SESSION_KEY = re.compile(r"session_(\d+)")
@@ -31,12 +31,7 @@ def parse_locomo_datetime(value: str) -> datetime | None:
     """
     text = _AMPM.sub(lambda m: f"{m.group(1)} {m.group(2).upper()}M", value.replace(",", " "))
     text = " ".join(text.split())
-    for fmt in _DATE_FORMATS:
-        try:
-            return datetime.strptime(text, fmt)
-        except ValueError:
-            continue
-    return None
+    return strptime_any(text, _DATE_FORMATS)
 
 
 def read_locomo(path: Path) -> Iterator[Memory]:

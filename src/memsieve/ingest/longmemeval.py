@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from memsieve.errors import ConfigError
-from memsieve.ingest._common import existing_file, expect, get, load_json, memory
+from memsieve.ingest._common import existing_file, expect, get, load_json, memory, strptime_any
 from memsieve.types import Memory
 
 _WEEKDAY = re.compile(r"\(\s*[A-Za-z]+\s*\)")
@@ -22,12 +22,7 @@ _WEEKDAY = re.compile(r"\(\s*[A-Za-z]+\s*\)")
 def parse_longmemeval_date(value: str) -> datetime | None:
     """Parse ``"2023/04/11 (Tue) 07:47"`` (weekday optional); None if it does not fit."""
     text = " ".join(_WEEKDAY.sub(" ", value).split())
-    for fmt in ("%Y/%m/%d %H:%M", "%Y/%m/%d %H:%M:%S", "%Y/%m/%d"):
-        try:
-            return datetime.strptime(text, fmt)
-        except ValueError:
-            continue
-    return None
+    return strptime_any(text, ("%Y/%m/%d %H:%M", "%Y/%m/%d %H:%M:%S", "%Y/%m/%d"))
 
 
 def read_longmemeval(path: Path) -> Iterator[Memory]:

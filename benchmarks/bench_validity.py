@@ -1,0 +1,166 @@
+"""Validity layer benchmarks (measure and print; never tuned on what they report).
+
+    .venv/bin/python benchmarks/bench_validity.py [--memora ../shared/data/memora/weekly]
+        [--locomo ../shared/data/locomo/locomo10.json] [--json OUT]
+
+1. Memora current state (PROTOCOL.md): fusion first stage, then the validity stage in off /
+   context / demote; current-evidence H@1 and R@5, stale exposure@5, demote and protect recall,
+   with bootstrap CIs over queries.
+2. LoCoMo: context mode leaves every ranking identical to off; the flag rate in the top 10.
+3. Synthetic multi-hop chains (the project's generator, fixed seed): single-hop, propagation
+   over an inferred structure, and over the oracle structure.
+4. Latency: ms per scored pair (batched) and per query for a top-10 annotation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from memsieve.embed import MemoEncoder, MiniLMEncoder
+from memsieve.eval.harness import cached_vectors
+from memsieve.eval.memora import load_memora_current
+from memsieve.eval.stats import bootstrap_ci
+from memsieve.pipeline import Pipeline
+from memsieve.retrieve import Retriever
+from memsieve.store import open_store
+from memsieve.types import Query
+from memsieve.validity.stage import ValidityStage
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+MODES = ("off", "context", "demote")
+
+
+def build(memories, encoder, tmp: Path, name: str):
+    store = open_store(tmp / f"{name}.db")
+    store.add(memories, vectors=cached_vectors(encoder.inner, [m.text for m in memories],
+                                               progress=True), model=encoder.name)
+    return store
+
+
+def memora_current(verifier, encoder, tmp: Path, period: Path) -> dict:
+    memories, queries = load_memora_current(period)
+    encoder.remember(list(dict.fromkeys(q.text for q in queries)),
+                     cached_vectors(encoder.inner, list(dict.fromkeys(q.text for q in queries)),
+                                    progress=False))
+    store = build(memories, encoder, tmp, "memora")
+    retriever = Retriever(store, encoder)
+    per_mode: dict[str, dict[str, list[float]]] = {}
+    for mode in MODES:
+        stage = ValidityStage([verifier], mode=mode, store=store, **thresholds(verifier))
+        pipe = Pipeline([retriever, stage], k=10)
+        rows: dict[str, list[float]] = {k: [] for k in (
+            "current_H@1", "current_R@5", "stale_exposure@5", "demote_recall", "protect_recall")}
+        for q in queries:
+            res = pipe.run(Query(text=q.text, namespace=q.namespace)).results
+            sess = [r.session_id for r in res]
+            flag = [r.annotations.get("validity") is not None
+                    and r.annotations["validity"].status == "possibly_outdated" for r in res]
+            rows["current_H@1"].append(float(bool(sess) and sess[0] in q.current_sessions))
+            hit = {s for s in sess[:5] if s in q.current_sessions}
+            rows["current_R@5"].append(len(hit) / len(q.current_sessions))
+            rows["stale_exposure@5"].append(float(sum(
+                s in q.stale_sessions and not f for s, f in zip(sess[:5], flag[:5], strict=True))))
+            stale = [f for s, f in zip(sess, flag, strict=True) if s in q.stale_sessions]
+            cur = [not f for s, f in zip(sess, flag, strict=True) if s in q.current_sessions]
+            if stale:
+                rows["demote_recall"].append(float(np.mean(stale)))
+            if cur:
+                rows["protect_recall"].append(float(np.mean(cur)))
+        per_mode[mode] = rows
+    out = {"queries": len(queries), "memories": len(memories), "modes": {}}
+    for mode, rows in per_mode.items():
+        out["modes"][mode] = {k: {"mean": float(np.mean(v)) if v else None,
+                                  "ci95": list(bootstrap_ci(np.array(v))) if v else None,
+                                  "n": len(v)} for k, v in rows.items()}
+    store.close()
+    return out
+
+
+def locomo_context(verifier, encoder, tmp: Path, path: Path, limit: int) -> dict:
+    """Context mode must leave every ranking identical to off; how often does it flag?"""
+    from memsieve.eval.datasets import load_locomo
+
+    task = load_locomo(path)
+    queries = task.queries[:limit] if limit else task.queries
+    texts = list(dict.fromkeys(q.text for q in queries))
+    encoder.remember(texts, cached_vectors(encoder.inner, texts, progress=False))
+    store = build(task.memories, encoder, tmp, "locomo")
+    retriever = Retriever(store, encoder)
+    off = Pipeline([retriever], k=10)
+    ctx = Pipeline([retriever, ValidityStage([verifier], store=store, **thresholds(verifier))],
+                   k=10)
+    identical, flagged, total, ms = 0, 0, 0, []
+    for q in queries:
+        query = Query(text=q.text, namespace=q.namespace)
+        a = off.run(query)
+        b = ctx.run(query)
+        ms.append(b.trace.timings_ms.get("validity", 0.0))
+        identical += [r.memory_id for r in a.results] == [r.memory_id for r in b.results]
+        flags = [r.annotations["validity"].status == "possibly_outdated" for r in b.results]
+        flagged += sum(flags)
+        total += len(flags)
+    store.close()
+    return {"queries": len(queries), "rankings_identical": identical,
+            "flag_rate_top10": flagged / max(total, 1),
+            "validity_ms_per_query": {"p50": float(np.median(ms)),
+                                      "p95": float(np.percentile(ms, 95))}}
+
+
+def pair_latency(verifier) -> dict:
+    """ms per (query, source, target) pair when scored in batches of 10 and 32."""
+    triple = ("Where does Sam work now?", "Sam: I quit the hospital, I teach at Greenfield now.",
+              "Sam: I started as a nurse at St. Mary's Hospital.")
+    out = {}
+    for batch in (1, 10, 32):
+        verifier.score([triple] * batch)
+        times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            verifier.score([triple] * batch)
+            times.append((time.perf_counter() - t0) * 1000.0 / batch)
+        out[f"batch_{batch}"] = round(float(np.median(times)), 2)
+    return out
+
+
+def thresholds(verifier) -> dict:
+    cfg = getattr(verifier, "thresholds", None) or {}
+    return {k: cfg[k] for k in ("context_threshold", "demote_threshold") if k in cfg}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--memora", type=Path, default=SHARED / "memora" / "weekly")
+    ap.add_argument("--locomo", type=Path, default=SHARED / "locomo" / "locomo10.json")
+    ap.add_argument("--locomo-queries", type=int, default=0, help="0 = all")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    from memsieve.validity.verifier import Verifier
+
+    t0 = time.perf_counter()
+    verifier = Verifier.load()
+    load_s = time.perf_counter() - t0
+    encoder = MemoEncoder(MiniLMEncoder(), capacity=100_000)
+    out = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
+           "verifier_load_s": round(load_s, 2), "thresholds": thresholds(verifier)}
+    with tempfile.TemporaryDirectory() as tmp:
+        out["memora_current"] = memora_current(verifier, encoder, Path(tmp), args.memora)
+        print(json.dumps(out["memora_current"], indent=1), flush=True)
+        out["pair_latency_ms"] = pair_latency(verifier)
+        print(json.dumps(out["pair_latency_ms"]), flush=True)
+        out["locomo_context"] = locomo_context(verifier, encoder, Path(tmp), args.locomo,
+                                               args.locomo_queries)
+        print(json.dumps(out["locomo_context"]), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
