@@ -81,10 +81,21 @@ class Pipeline:
         alpha: float = DEFAULT_ALPHA,
         pool: int = 500,
         k: int = 10,
+        rerank: str | None = None,
     ) -> Pipeline:
-        """The standard pipeline over ``store``; the encoder defaults to the store's model."""
+        """The standard pipeline over ``store``; the encoder defaults to the store's model.
+
+        ``rerank``: ``"v1"`` adds the learned reranker over the pool, ``"off"`` leaves it out;
+        None (default) adds it when its packaged checkpoint fits the encoder and method.
+        """
         if encoder is None:
             encoder = get_encoder(store.embedding_model() or "minilm")
         encoder = encoder if isinstance(encoder, MemoEncoder) else MemoEncoder(encoder)
         retriever = Retriever(store, encoder, method=method, alpha=alpha, pool=pool)
-        return cls([retriever], k=k)
+        stages: list[Stage] = [retriever]
+        if rerank != "off":
+            from memsieve.rerank.learned import default_reranker  # needs torch
+
+            v1 = default_reranker(rerank, encoder=encoder, cache=retriever.cache, method=method)
+            stages += [v1] if v1 is not None else []
+        return cls(stages, k=k)

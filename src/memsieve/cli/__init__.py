@@ -18,7 +18,7 @@ app = typer.Typer(
 )
 
 # Importing the command modules registers their commands on ``app``.
-from memsieve.cli import demo, eval, ingest, search  # noqa: E402,F401
+from memsieve.cli import demo, eval, ingest, search, train, train_validity  # noqa: E402,F401
 
 
 def main(argv: list[str] | None = None) -> int:

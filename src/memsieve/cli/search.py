@@ -63,6 +63,10 @@ def search(
     method: Annotated[str, typer.Option(help="bm25, dense, fusion or rrf.")] = "fusion",
     alpha: Annotated[float | None, typer.Option(help="Fusion weight of dense (0..1).")] = None,
     pool: Annotated[int, typer.Option(help="First-stage pool size.", min=1)] = 500,
+    rerank: Annotated[
+        str | None,
+        typer.Option(help="off or v1 (default: v1 when its checkpoint fits the store's model)."),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Find the memories that answer a query, in one namespace."""
@@ -76,6 +80,8 @@ def search(
         batch = [(parse(Query, {"text": query, "namespace": namespace}), None)]
     with open_store(db, create=False) as store:
         kwargs = {"alpha": alpha} if alpha is not None else {}
-        pipeline = Pipeline.default(store, method=method, pool=pool, k=k, **kwargs)
+        pipeline = Pipeline.default(
+            store, method=method, pool=pool, k=k, rerank=rerank, **kwargs
+        )
         for q, qk in batch:
             _print(pipeline.run(q, k=qk or k), as_json)

@@ -232,6 +232,16 @@ PIPELINES: dict[str, dict[str, Callable[[], FirstStage]]] = {
 }
 
 
+def _learned_v1() -> FirstStage:
+    """The v1 reranker over the fusion pool (imported lazily: it needs torch)."""
+    from memsieve.rerank.eval_pipeline import V1Pipeline
+
+    return V1Pipeline()
+
+
+PIPELINES["turn"]["v1"] = _learned_v1
+
+
 def get_pipeline(name: str, level: str) -> FirstStage:
     if level not in PIPELINES:
         raise ConfigError(f"unknown level {level!r}; choose turn or session")

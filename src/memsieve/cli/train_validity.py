@@ -1,0 +1,62 @@
+"""``memsieve train validity --seed S``: train the validity verifier on generator data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memsieve.cli.train import train_app
+
+
+@train_app.command("validity")
+def train_validity(
+    seed: Annotated[int, typer.Option(help="Seed of the data, the head and the order.")] = 7,
+    n_examples: Annotated[
+        int | None, typer.Option(help="Training examples (default: the released recipe's).")
+    ] = None,
+    epochs: Annotated[int | None, typer.Option(help="Passes over the examples.", min=1)] = None,
+    n_val: Annotated[int | None, typer.Option(help="Validation examples (thresholds).")] = None,
+    n_test: Annotated[int | None, typer.Option(help="Held-out test examples.")] = None,
+    threads: Annotated[int | None, typer.Option(help="torch threads for the run.", min=1)] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Checkpoint to write (default: the packaged one).")
+    ] = None,
+    report: Annotated[Path | None, typer.Option(help="Write the full report as JSON.")] = None,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Train the validity verifier (synthetic pairs only) and choose its thresholds."""
+    from memsieve.validity.train import TrainConfig, train_verifier
+    from memsieve.validity.verifier import DEFAULT_CHECKPOINT
+
+    defaults = TrainConfig()
+    extra = {k: v for k, v in (("n_val", n_val), ("n_test", n_test), ("threads", threads))
+             if v is not None}
+    result = train_verifier(
+        seed,
+        n_examples=n_examples if n_examples is not None else defaults.n_examples,
+        epochs=epochs if epochs is not None else defaults.epochs,
+        out=out or DEFAULT_CHECKPOINT,
+        progress=progress,
+        **extra,
+    )
+    if report:
+        report.parent.mkdir(parents=True, exist_ok=True)
+        report.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    th = result["thresholds"]
+    for split in ("validation", "test"):
+        r = result[split]["context"]
+        o, g = r["overall"], r["per_group"]
+        typer.echo(
+            f"{split}: acc {o['accuracy']:.3f}  P {o['precision']:.3f}  R {o['recall']:.3f}  "
+            f"F1 {o['f1']:.3f}  hard-neg spec {g['hard']['accuracy']:.3f}  "
+            f"easy-neg spec {g['easy']['accuracy']:.3f}"
+        )
+    ck = result["checkpoint"]
+    typer.echo(
+        f"thresholds: context {th['context_threshold']:.4f}, demote {th['demote_threshold']:.4f}"
+        f"; trained in {result['wall_s']:.0f} s; wrote {ck['path']} "
+        f"({ck['bytes'] / 2**20:.1f} MiB)"
+    )

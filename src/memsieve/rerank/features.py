@@ -1,0 +1,370 @@
+"""Features of the v1 reranker (pipeline step 3), computed by one function for training, eval
+and the product stage, so the three can never drift apart.
+
+A pool of ``k`` first-stage candidates becomes the query vector ``q`` (d,), the memory vectors
+``m`` (k, d) and a (k, F) matrix of cheap scalar features, columns in ``FEATURES`` order:
+
+- scores: raw dense cosine; dense, BM25 and fused scores min-max normalised within the pool;
+- rank: rank in the pool by fused, dense and BM25 score, as ``rank / (k - 1)`` (0 = best), and
+  ``1 / (1 + fused rank)``, which separates the head of the pool;
+- lexical: over content tokens (regex words, BM25's stop words out, Snowball-stemmed): the share
+  of query tokens the memory holds (plain and IDF-weighted, IDF over the namespace), their
+  Jaccard similarity, the share of query bigrams it holds, and whether the memory's speaker is
+  named in the query;
+- window: the best mean pool-normalised fused score of a window of ``window`` consecutive turns
+  (store order) that contains the candidate, and the dense cosine of its previous and next turn;
+- context: the best pool-normalised fused score in the candidate's session, and its cosine to
+  the mean vector of the pool's top ``PRF_DEPTH`` (pseudo-relevance feedback);
+- query (the same for the whole pool, so the model can condition on the question): the number
+  of query tokens (/16, capped at 1) and when / where / who / what / how / would flags;
+- memory: the memory's number of distinct tokens (/32, capped), whether it mentions a time
+  (a number, a weekday, a month, "yesterday", "last week", ...) and whether it asks a question.
+
+Turns outside the pool enter the window mean at the pool's lowest fused score (0 after
+normalisation): they are known to score no higher, so the feature needs the pool only and the
+product stage computes it from the retriever's candidates without rescoring the namespace. When
+the pool holds the whole namespace this is the plain windowed mean of the fused score.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from memsieve.retrieve.fusion import minmax
+from memsieve.types import Memory
+
+FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
+    "scores": ("dense", "dense_pool", "bm25_pool", "fused_pool"),
+    "rank": ("rank_fused", "rank_dense", "rank_bm25", "rr_fused"),
+    "lexical": ("overlap", "overlap_idf", "jaccard", "bigram_recall", "speaker_in_query"),
+    "window": ("window", "dense_prev", "dense_next"),
+    "context": ("session_best", "prf"),
+    "query": ("q_len", "q_when", "q_where", "q_who", "q_what", "q_how", "q_would"),
+    "memory": ("m_len", "m_time", "m_question"),
+}
+FEATURES: tuple[str, ...] = tuple(f for group in FEATURE_GROUPS.values() for f in group)
+WINDOW = 3
+
+_WORD = re.compile(r"(?u)\b\w\w+\b")  # bm25s's default token pattern
+_WH = {
+    "q_when": re.compile(r"\b(when|what (year|month|day|date|time)|how long)\b"),
+    "q_where": re.compile(r"\bwhere\b"),
+    "q_who": re.compile(r"\b(who|whom|whose)\b"),
+    "q_what": re.compile(r"\b(what|which)\b"),
+    "q_how": re.compile(r"\bhow\b"),
+    "q_would": re.compile(r"\b(would|could|might|likely|probably)\b"),
+}
+_TIME = re.compile(
+    r"\b(\d+|yesterday|today|tomorrow|tonight|ago|last|next|recently|soon|week|weekend|month|"
+    r"year|morning|evening|night|(mon|tues|wednes|thurs|fri|satur|sun)day|january|february|"
+    r"march|april|may|june|july|august|september|october|november|december|spring|summer|"
+    r"autumn|fall|winter)s?\b"
+)
+PRF_DEPTH = 5  # pool head whose mean vector is the pseudo-relevance centroid
+
+
+class Tokenizer:
+    """Lower-cased words of two or more characters, stop words out, Snowball-stemmed.
+
+    The same stop-word list and stemmer as the BM25 index (``retrieve/bm25.py``), but the
+    memories of a namespace are stemmed in one call, which is what makes building fast.
+    """
+
+    def __init__(self) -> None:
+        import Stemmer
+        from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+        self._stop = frozenset(STOPWORDS_EN_PLUS)
+        self._stemmer = Stemmer.Stemmer("english")
+
+    def __call__(self, texts: Sequence[str]) -> list[list[str]]:
+        words = [[w for w in _WORD.findall(t.lower()) if w not in self._stop] for t in texts]
+        flat = self._stemmer.stemWords([w for ws in words for w in ws])
+        out, i = [], 0
+        for ws in words:
+            out.append(flat[i : i + len(ws)])
+            i += len(ws)
+        return out
+
+
+def _bigrams(tokens: Sequence[str]) -> list[str]:
+    return [a + "\x00" + b for a, b in zip(tokens, tokens[1:], strict=False)]
+
+
+def _csr(rows: Sequence[Sequence[str]], vocab: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of distinct term ids as (indptr, indices); new terms are added to ``vocab``."""
+    ptr, idx = [0], []
+    for row in rows:
+        ids = sorted({vocab.setdefault(t, len(vocab)) for t in row})
+        idx.extend(ids)
+        ptr.append(len(idx))
+    return np.asarray(ptr, dtype=np.int64), np.asarray(idx, dtype=np.int64)
+
+
+@dataclasses.dataclass(frozen=True)
+class QueryTerms:
+    """A query as the features see it: its vector and its terms against one namespace."""
+
+    vector: np.ndarray  # (d,) float32, L2-normalised
+    unigrams: np.ndarray  # ids of distinct query tokens the namespace knows
+    n_unigrams: int  # distinct query tokens, known or not
+    idf_total: float  # summed IDF of the distinct query tokens (unknown ones at the top IDF)
+    bigrams: np.ndarray
+    n_bigrams: int
+    speakers: np.ndarray  # (n_speakers,) bool: speaker named in the query
+    flags: np.ndarray  # (len(FEATURE_GROUPS["query"]),) query-level features
+
+
+@dataclasses.dataclass(frozen=True)
+class NamespaceFeatures:
+    """What the features need of one namespace, built once: vectors, terms, speakers, order.
+
+    Rows are in store order, so row ``i`` and ``i + 1`` are consecutive turns.
+    """
+
+    position: dict[str, int]
+    matrix: np.ndarray  # (n, d) float32
+    vocab: dict[str, int]
+    uni: tuple[np.ndarray, np.ndarray]  # CSR of distinct tokens per memory
+    bi: tuple[np.ndarray, np.ndarray]  # CSR of distinct bigrams per memory
+    idf: np.ndarray  # (len(vocab),) BM25-style IDF of each term over the namespace
+    speaker_of: np.ndarray  # (n,) index into speaker_terms, -1 when unknown
+    speaker_terms: tuple[frozenset[str], ...]
+    session_of: np.ndarray  # (n,) session number (store order of first appearance)
+    traits: np.ndarray  # (n, len(FEATURE_GROUPS["memory"])) memory-level features
+    tokenizer: Tokenizer
+
+    @classmethod
+    def build(
+        cls, memories: Sequence[Memory], matrix: np.ndarray, *, tokenizer: Tokenizer | None = None
+    ) -> NamespaceFeatures:
+        """Index ``memories`` (store order) and their (n, d) vectors."""
+        if len(memories) != len(matrix):
+            raise ValueError(f"{len(memories)} memories but {len(matrix)} vectors")
+        tokenizer = tokenizer or Tokenizer()
+        tokens = tokenizer([m.text for m in memories])
+        vocab: dict[str, int] = {}
+        uni = _csr(tokens, vocab)
+        bi = _csr([_bigrams(t) for t in tokens], vocab)
+        df = np.bincount(uni[1], minlength=len(vocab)) + np.bincount(bi[1], minlength=len(vocab))
+        idf = _idf(df, len(memories))
+        names = sorted({m.speaker for m in memories if m.speaker})
+        speaker_terms = tuple(frozenset(t) for t in tokenizer(names))
+        which = {name: i for i, name in enumerate(names)}
+        speaker_of = np.array([which.get(m.speaker or "", -1) for m in memories], dtype=np.int64)
+        sessions: dict[str, int] = {}
+        session_of = np.array(
+            [sessions.setdefault(m.session_id or m.id, len(sessions)) for m in memories],
+            dtype=np.int64,
+        )
+        uni_len = np.diff(uni[0]).astype(np.float64)
+        traits = np.stack(
+            [
+                np.minimum(uni_len, 32) / 32,
+                [bool(_TIME.search(m.text.lower())) for m in memories],
+                ["?" in m.text for m in memories],
+            ],
+            axis=1,
+        ).astype(np.float64).reshape(len(memories), len(FEATURE_GROUPS["memory"]))
+        return cls(
+            position={m.id: i for i, m in enumerate(memories)},
+            matrix=np.ascontiguousarray(matrix, dtype=np.float32),
+            vocab=vocab,
+            uni=uni,
+            bi=bi,
+            idf=idf,
+            speaker_of=speaker_of,
+            speaker_terms=speaker_terms,
+            session_of=session_of,
+            traits=traits,
+            tokenizer=tokenizer,
+        )
+
+    def query(self, text: str, vector: np.ndarray) -> QueryTerms:
+        """The query's terms against this namespace's vocabulary."""
+        tokens = self.tokenizer([text])[0]
+        uni, bi = set(tokens), set(_bigrams(tokens))
+        known = self.vocab
+        unigrams = np.array(sorted(known[t] for t in uni if t in known), dtype=np.int64)
+        unseen = len(uni) - len(unigrams)
+        top = float(_idf(np.zeros(1), len(self.matrix))[0])
+        return QueryTerms(
+            vector=np.asarray(vector, dtype=np.float32),
+            unigrams=unigrams,
+            n_unigrams=len(uni),
+            idf_total=float(self.idf[unigrams].sum()) + unseen * top,
+            bigrams=np.array(sorted(known[t] for t in bi if t in known), dtype=np.int64),
+            n_bigrams=len(bi),
+            speakers=np.array([bool(s & uni) for s in self.speaker_terms], dtype=bool),
+            flags=query_flags(text, len(uni)),
+        )
+
+
+def query_flags(text: str, n_tokens: int) -> np.ndarray:
+    """The query-level features: token count (/16, capped at 1) and the wh-word flags."""
+    low = text.lower()
+    wh = [bool(_WH[f].search(low)) for f in FEATURE_GROUPS["query"][1:]]
+    flags = [min(n_tokens, 16) / 16, *wh]
+    return np.array(flags, dtype=np.float64)
+
+
+@dataclasses.dataclass(frozen=True)
+class PoolFeatures:
+    """The model's input for one pool: q (d,), m (k, d), x (k, len(FEATURES))."""
+
+    q: np.ndarray
+    m: np.ndarray
+    x: np.ndarray
+
+
+def _idf(df: np.ndarray, n: int) -> np.ndarray:
+    return np.log1p((n - df + 0.5) / (df + 0.5))
+
+
+def _row_hits(
+    csr: tuple[np.ndarray, np.ndarray],
+    rows: np.ndarray,
+    terms: np.ndarray,
+    weights: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each row: its distinct terms found in ``terms`` (a count, and summed ``weights``),
+    and its number of distinct terms. Vectorised: the rows' CSR segments are gathered at once."""
+    ptr, idx = csr
+    starts = ptr[rows]
+    lens = ptr[rows + 1] - starts
+    total = int(lens.sum())
+    if total == 0 or terms.size == 0:
+        zero = np.zeros(len(rows))
+        return zero, zero, lens.astype(np.float64)
+    owner = np.repeat(np.arange(len(rows)), lens)
+    offsets = np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens) + np.repeat(starts, lens)
+    found = idx[offsets]
+    hits = np.isin(found, terms).astype(np.float64)
+    count = np.bincount(owner, weights=hits, minlength=len(rows))
+    if weights is None:
+        return count, count, lens.astype(np.float64)
+    mass = np.bincount(owner, weights=hits * weights[found], minlength=len(rows))
+    return count, mass, lens.astype(np.float64)
+
+
+def window_scores(values: np.ndarray, positions: np.ndarray, n: int, window: int) -> np.ndarray:
+    """Best mean of ``values`` over the windows of ``window`` consecutive positions holding each
+    candidate; positions without a value count 0. With ``n < window`` the window is all ``n``.
+
+    Example: ``values=[1, .5]`` at positions ``[2, 0]`` of ``n=5``, window 3: the windows are
+    [0..2] (mean .5), [1..3] (1/3), [2..4] (1/3), so both candidates get .5.
+    """
+    w = max(1, min(window, n))
+    full = np.zeros(n, dtype=np.float64)
+    full[positions] = values
+    csum = np.concatenate([[0.0], np.cumsum(full)])
+    means = (csum[w:] - csum[:-w]) / w  # means[s] = mean(full[s : s + w])
+    last = n - w
+    best = np.full(len(positions), -np.inf)
+    for offset in range(w):  # w is 3: a loop over window offsets, not over candidates
+        start = positions - offset
+        ok = (start >= 0) & (start <= last)
+        best = np.where(ok, np.maximum(best, means[np.clip(start, 0, last)]), best)
+    return best
+
+
+def _rank01(key: np.ndarray) -> np.ndarray:
+    """0-based rank by descending key (ties: input order), as a fraction of ``len - 1``."""
+    order = np.argsort(-key, kind="stable")
+    r = np.empty(len(key), dtype=np.float64)
+    r[order] = np.arange(len(key))
+    return r
+
+
+def pool_features(
+    query: QueryTerms,
+    ns: NamespaceFeatures,
+    positions: np.ndarray,
+    dense: np.ndarray,
+    bm25: np.ndarray,
+    fused: np.ndarray,
+    *,
+    window: int = WINDOW,
+) -> PoolFeatures:
+    """The v1 features of a pool: ``positions`` are the candidates' rows in ``ns`` (store
+    order) and ``dense``/``bm25``/``fused`` their first-stage scores, all aligned; the pool is
+    in first-stage order (rank ties are broken by it).
+
+    Vectorised over the pool: the only Python loop runs over the ``window`` offsets.
+    """
+    positions = np.asarray(positions, dtype=np.int64)
+    k, n = len(positions), len(ns.matrix)
+    dense = np.asarray(dense, dtype=np.float64)
+    bm25 = np.asarray(bm25, dtype=np.float64)
+    fused = np.asarray(fused, dtype=np.float64)
+    m = ns.matrix[positions]
+    if k == 0:
+        return PoolFeatures(query.vector, m, np.zeros((0, len(FEATURES)), dtype=np.float32))
+    denom = max(k - 1, 1)
+    fused01 = minmax(fused)
+    rank_fused = _rank01(fused)
+
+    uni_hit, uni_idf, uni_len = _row_hits(ns.uni, positions, query.unigrams, ns.idf)
+    bi_hit, _, _ = _row_hits(ns.bi, positions, query.bigrams)
+    overlap = uni_hit / max(query.n_unigrams, 1)
+    overlap_idf = uni_idf / query.idf_total if query.idf_total > 0 else np.zeros(k)
+    union = uni_len + query.n_unigrams - uni_hit
+    jaccard = np.divide(uni_hit, union, out=np.zeros(k), where=union > 0)
+    bigram = bi_hit / max(query.n_bigrams, 1)
+    spk = ns.speaker_of[positions]
+    named = np.zeros(k) if query.speakers.size == 0 else query.speakers[np.maximum(spk, 0)]
+    speaker = np.where(spk >= 0, named, False).astype(np.float64)
+
+    q = query.vector
+    prev_ok, next_ok = positions > 0, positions < n - 1
+    dense_prev = np.where(prev_ok, ns.matrix[np.maximum(positions - 1, 0)] @ q, 0.0)
+    dense_next = np.where(next_ok, ns.matrix[np.minimum(positions + 1, n - 1)] @ q, 0.0)
+
+    sess = ns.session_of[positions]
+    best_in_session = np.zeros(int(sess.max()) + 1)
+    np.maximum.at(best_in_session, sess, fused01)
+    head = ns.matrix[positions[np.argsort(rank_fused)[:PRF_DEPTH]]].mean(axis=0)
+    prf = m @ (head / max(float(np.linalg.norm(head)), 1e-12))
+
+    columns = {
+        "dense": dense,
+        "dense_pool": minmax(dense),
+        "bm25_pool": minmax(bm25),
+        "fused_pool": fused01,
+        "rank_fused": rank_fused / denom,
+        "rank_dense": _rank01(dense) / denom,
+        "rank_bm25": _rank01(bm25) / denom,
+        "rr_fused": 1.0 / (1.0 + rank_fused),
+        "overlap": overlap,
+        "overlap_idf": overlap_idf,
+        "jaccard": jaccard,
+        "bigram_recall": bigram,
+        "speaker_in_query": speaker,
+        "window": window_scores(fused01, positions, n, window),
+        "dense_prev": dense_prev,
+        "dense_next": dense_next,
+        "session_best": best_in_session[sess],
+        "prf": prf,
+    }
+    columns.update({f: np.full(k, v) for f, v in zip(FEATURE_GROUPS["query"], query.flags,
+                                                      strict=True)})
+    traits = ns.traits[positions]
+    columns.update({f: traits[:, j] for j, f in enumerate(FEATURE_GROUPS["memory"])})
+    x = np.stack([columns[f] for f in FEATURES], axis=1).astype(np.float32)
+    return PoolFeatures(q, m, x)
+
+
+__all__ = [
+    "FEATURES",
+    "FEATURE_GROUPS",
+    "NamespaceFeatures",
+    "PoolFeatures",
+    "QueryTerms",
+    "Tokenizer",
+    "pool_features",
+    "window_scores",
+]

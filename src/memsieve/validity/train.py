@@ -1,0 +1,302 @@
+"""Train the validity verifier on generator data; choose its thresholds on a validation split.
+
+Recipe (validity-context-layer §6.1-§6.2, §6.4):
+
+- data: ``generate(n_examples, seed, weights=training_weights())`` (hard negatives ×4, rare
+  positives ×3); validation ``generate(n_val, seed + VAL_OFFSET)`` and test
+  ``generate(n_test, seed + TEST_OFFSET)`` in the natural mix, so neither shares a seed with
+  any training run of a nearby seed. Nothing else is read: no evaluation-set labels.
+- model: the packaged MiniLM, top ``n_trainable_layers`` layers + pooler + 2-class head
+  trained, the rest frozen.
+- loss: cross-entropy weighted by inverse class frequency (``w_c = N / (2 N_c)``).
+- optimiser: AdamW, linear warm-up over the first 6% of steps then linear decay; the head and
+  pooler at ``head_lr``, the encoder layers at ``lr``.
+- determinism: ``torch.manual_seed(seed)``, a seeded data order, and
+  ``torch.use_deterministic_algorithms(True)`` for the run (restored afterwards).
+- thresholds, on validation scores of the fp16-rounded weights that are saved:
+  ``context_threshold`` maximises F1 of ``score >= t``; ``demote_threshold`` is the smallest
+  ``t`` whose precision is ≥ 0.95 (so the highest recall at that precision), and never below
+  the context threshold; 1.0 if no threshold reaches the precision.
+- report: accuracy / precision / recall / F1 overall and accuracy per stratum and per group
+  (positive recall, hard- and easy-negative specificity) on validation and test, at both
+  thresholds; wall time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import random
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memsieve.errors import ConfigError
+from memsieve.validity.generator import Example, generate, group_of, training_weights
+from memsieve.validity.verifier import Verifier, format_pair, trained_prefixes
+
+logger = logging.getLogger(__name__)
+
+VAL_OFFSET = 1_000_003
+TEST_OFFSET = 2_000_003
+DEMOTE_PRECISION = 0.95
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """Everything a training run depends on besides the code (saved in the checkpoint)."""
+
+    seed: int = 7
+    n_examples: int = 6000
+    epochs: int = 1
+    n_val: int = 1000
+    n_test: int = 1000
+    batch_size: int = 32
+    lr: float = 1.5e-4
+    head_lr: float = 6e-4
+    weight_decay: float = 0.01
+    warmup: float = 0.06
+    n_trainable_layers: int = 2
+    max_length: int = 128
+    threads: int | None = None
+
+
+# ============================================================================== METRICS
+
+
+def binary_metrics(scores: np.ndarray, labels: np.ndarray, threshold: float) -> dict[str, float]:
+    """Accuracy, precision, recall, F1 and specificity of ``score >= threshold``."""
+    pred = scores >= threshold
+    y = labels.astype(bool)
+    tp, fp = int(np.sum(pred & y)), int(np.sum(pred & ~y))
+    fn, tn = int(np.sum(~pred & y)), int(np.sum(~pred & ~y))
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"n": int(len(y)), "accuracy": (tp + tn) / max(len(y), 1), "precision": precision,
+            "recall": recall, "f1": f1, "specificity": tn / (tn + fp) if tn + fp else 1.0}
+
+
+def choose_thresholds(
+    scores: np.ndarray, labels: np.ndarray, *, precision: float = DEMOTE_PRECISION
+) -> dict[str, float]:
+    """``context_threshold`` (max F1) and ``demote_threshold`` (smallest t with precision ≥
+    ``precision``, at least the context threshold; 1.0 when none reaches it).
+
+    Candidates are the observed scores; the rule is ``score >= t``.
+
+    Example:
+        >>> choose_thresholds(np.array([0.1, 0.4, 0.6, 0.9]), np.array([0, 1, 0, 1]))
+        {'context_threshold': 0.4, 'demote_threshold': 0.9}
+    """
+    scores, labels = np.asarray(scores, float), np.asarray(labels, int)
+    if scores.shape != labels.shape or not len(scores) or labels.sum() == 0:
+        raise ConfigError("threshold selection needs matching scores and labels with positives")
+    order = np.argsort(-scores, kind="stable")
+    s, y = scores[order], labels[order]
+    tp = np.cumsum(y)
+    fp = np.cumsum(1 - y)
+    # the prediction set of threshold s[i] is every index j with s[j] >= s[i]: the last
+    # occurrence of each tied value closes its group
+    last = np.r_[s[1:] != s[:-1], True]
+    tp, fp, cand = tp[last], fp[last], s[last]
+    prec = tp / (tp + fp)
+    rec = tp / labels.sum()
+    f1 = np.where(prec + rec > 0, 2 * prec * rec / np.maximum(prec + rec, 1e-12), 0.0)
+    context = float(cand[int(np.argmax(f1))])
+    ok = np.nonzero(prec >= precision)[0]
+    demote = float(cand[ok.max()]) if len(ok) else 1.0  # cand is descending: max index = min t
+    return {"context_threshold": context, "demote_threshold": max(demote, context)}
+
+
+def split_report(
+    examples: Sequence[Example], scores: np.ndarray, thresholds: dict[str, float]
+) -> dict[str, Any]:
+    """Overall and per-stratum / per-group / per-attribute figures at both thresholds."""
+    labels = np.array([e.label for e in examples])
+    out: dict[str, Any] = {}
+    for name, t in (("context", thresholds["context_threshold"]),
+                    ("demote", thresholds["demote_threshold"])):
+        correct = (scores >= t) == labels.astype(bool)
+
+        def acc(mask: np.ndarray, correct: np.ndarray = correct) -> dict[str, float]:
+            return {"n": int(mask.sum()), "accuracy": float(correct[mask].mean())
+                    if mask.any() else float("nan")}
+
+        strata = sorted({e.stratum for e in examples})
+        groups = ("positive", "hard", "easy")
+        attrs = sorted({e.attribute for e in examples})
+        out[name] = {
+            "threshold": t,
+            "overall": binary_metrics(scores, labels, t),
+            "per_group": {g: acc(np.array([group_of(e.stratum) == g for e in examples]))
+                          for g in groups},
+            "per_stratum": {s: acc(np.array([e.stratum == s for e in examples]))
+                            for s in strata},
+            "per_attribute": {a: acc(np.array([e.attribute == a for e in examples]))
+                              for a in attrs},
+        }
+    return out
+
+
+# ============================================================================== TRAINING
+
+
+def _batches(lengths: Sequence[int], batch_size: int, rng: random.Random) -> list[list[int]]:
+    """A seeded order: shuffle, sort by length inside windows of 50 batches, shuffle batches."""
+    idx = list(range(len(lengths)))
+    rng.shuffle(idx)
+    window = batch_size * 50
+    batches = []
+    for w in range(0, len(idx), window):
+        chunk = sorted(idx[w : w + window], key=lambda i: lengths[i])
+        batches += [chunk[b : b + batch_size] for b in range(0, len(chunk), batch_size)]
+    rng.shuffle(batches)
+    return batches
+
+
+def train_verifier(
+    seed: int,
+    *,
+    n_examples: int,
+    epochs: int,
+    out: str | Path | None,
+    progress: bool = True,
+    **overrides: Any,
+) -> dict[str, Any]:
+    """Train a verifier from ``seed`` and write it to ``out``; return the report.
+
+    Args:
+        seed: the only source of randomness (data, head initialisation, order, dropout).
+        n_examples: training examples drawn from the generator (training mix).
+        epochs: passes over them.
+        out: checkpoint path (``None``: do not save; the report is still returned).
+        progress: show a tqdm bar.
+        **overrides: other ``TrainConfig`` fields (``n_val``, ``lr``, ``max_length``, ...).
+
+    Returns:
+        A JSON-ready dict: ``config``, ``thresholds``, ``validation`` and ``test`` reports
+        (see ``split_report``), ``train_loss`` (mean per epoch), ``wall_s``, ``checkpoint``.
+    """
+    import torch
+
+    try:
+        cfg = TrainConfig(seed=seed, n_examples=n_examples, epochs=epochs, **overrides)
+    except TypeError as err:
+        raise ConfigError(f"unknown training option: {err}") from None
+    if cfg.n_examples < cfg.batch_size or cfg.epochs < 1:
+        raise ConfigError("n_examples must be >= batch_size and epochs >= 1")
+    t0 = time.perf_counter()
+    prev_det = torch.are_deterministic_algorithms_enabled()
+    prev_threads = torch.get_num_threads()
+    try:
+        torch.use_deterministic_algorithms(True)
+        if cfg.threads is not None:
+            torch.set_num_threads(cfg.threads)
+        torch.manual_seed(cfg.seed)
+        verifier, losses = _fit(cfg, progress=progress)
+        report = _evaluate(verifier, cfg, progress=progress)
+    finally:
+        torch.use_deterministic_algorithms(prev_det)
+        torch.set_num_threads(prev_threads)
+    report["train_loss"] = losses
+    report["wall_s"] = round(time.perf_counter() - t0, 1)
+    if out is not None:
+        summary = {k: report[k] for k in ("thresholds", "wall_s")}
+        summary["validation_overall"] = report["validation"]["context"]["overall"]
+        summary["test_overall"] = report["test"]["context"]["overall"]
+        path = verifier.save(out, config={"thresholds": report["thresholds"],
+                                          "train": dataclasses.asdict(cfg), "summary": summary})
+        report["checkpoint"] = {"path": str(path), "bytes": path.stat().st_size}
+    return report
+
+
+def _fit(cfg: TrainConfig, *, progress: bool) -> tuple[Verifier, list[float]]:
+    import torch
+
+    verifier = Verifier.from_base(n_trainable_layers=cfg.n_trainable_layers,
+                                  max_length=cfg.max_length)
+    model, tok = verifier.model, verifier.tokenizer
+    trained = trained_prefixes(cfg.n_trainable_layers)
+    head, body = [], []
+    for name, p in model.named_parameters():
+        p.requires_grad = name.startswith(trained)
+        if p.requires_grad:
+            (head if name.startswith(("bert.pooler.", "classifier.")) else body).append(p)
+    examples = generate(cfg.n_examples, cfg.seed, weights=training_weights())
+    pairs = [format_pair(e.query, e.source, e.target) for e in examples]
+    enc = tok([a for a, _ in pairs], [b for _, b in pairs], truncation="longest_first",
+              max_length=cfg.max_length)
+    labels = torch.tensor([e.label for e in examples], dtype=torch.long)
+    n_pos = int(labels.sum())
+    if n_pos in (0, len(labels)):
+        raise ConfigError("training data needs both classes")
+    weight = torch.tensor([len(labels) / (2 * (len(labels) - n_pos)), len(labels) / (2 * n_pos)])
+    lengths = [len(ids) for ids in enc["input_ids"]]
+    order_rng = random.Random(cfg.seed)
+    plan = [_batches(lengths, cfg.batch_size, order_rng) for _ in range(cfg.epochs)]
+    total = sum(len(p) for p in plan)
+    warm = max(1, int(cfg.warmup * total))
+    opt = torch.optim.AdamW([{"params": body, "lr": cfg.lr}, {"params": head, "lr": cfg.head_lr}],
+                            weight_decay=cfg.weight_decay)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda step: min((step + 1) / warm, max(0.0, (total - step) / (total - warm + 1))))
+    loss_fn = torch.nn.CrossEntropyLoss(weight=weight)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, desc=f"train verifier (seed {cfg.seed})", unit="batch")
+    losses = []
+    model.train()
+    for epoch_batches in plan:
+        run = 0.0
+        for i, b in enumerate(epoch_batches, 1):
+            batch = tok.pad({k: [enc[k][j] for j in b] for k in enc}, return_tensors="pt")
+            loss = loss_fn(model(**batch).logits, labels[b])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sched.step()
+            run += float(loss.detach())
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(loss=f"{run / i:.4f}")
+        losses.append(round(run / max(len(epoch_batches), 1), 5))
+    if bar is not None:
+        bar.close()
+    model.eval()
+    # Evaluate exactly what is saved: the trained part rounded to fp16.
+    verifier.load_trained_state(verifier.trained_state())
+    return verifier, losses
+
+
+def _evaluate(verifier: Verifier, cfg: TrainConfig, *, progress: bool) -> dict[str, Any]:
+    val = generate(cfg.n_val, cfg.seed + VAL_OFFSET)
+    test = generate(cfg.n_test, cfg.seed + TEST_OFFSET)
+    t = time.perf_counter()
+    val_scores = verifier.score([(e.query, e.source, e.target) for e in val])
+    score_ms = (time.perf_counter() - t) * 1000 / max(len(val), 1)
+    thresholds = choose_thresholds(val_scores, np.array([e.label for e in val]))
+    test_scores = verifier.score([(e.query, e.source, e.target) for e in test])
+    report = {
+        "config": dataclasses.asdict(cfg),
+        "thresholds": thresholds,
+        "validation": split_report(val, val_scores, thresholds),
+        "test": split_report(test, test_scores, thresholds),
+        "score_ms_per_pair_batch32": round(score_ms, 2),
+    }
+    if progress:
+        for split in ("validation", "test"):
+            o = report[split]["context"]["overall"]
+            g = report[split]["context"]["per_group"]
+            logger.info("%s: acc %.3f P %.3f R %.3f F1 %.3f | hard spec %.3f easy spec %.3f",
+                        split, o["accuracy"], o["precision"], o["recall"], o["f1"],
+                        g["hard"]["accuracy"], g["easy"]["accuracy"])
+    if not all(math.isfinite(v) for v in thresholds.values()):  # pragma: no cover
+        raise ConfigError("threshold selection failed")
+    return report

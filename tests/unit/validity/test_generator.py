@@ -1,0 +1,172 @@
+"""The synthetic generator: deterministic, stratified as documented, labels by construction."""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+
+import pytest
+
+from memsieve.errors import ConfigError
+from memsieve.validity import generator as g
+from memsieve.validity.generator import (
+    BASE_WEIGHTS,
+    HARD_FOCUS_MULTIPLIER,
+    POS_MULTIPLIER,
+    RARE_POSITIVES,
+    allocate,
+    generate,
+    label_of,
+    make_chains,
+    training_weights,
+)
+
+
+@pytest.fixture(scope="module")
+def sample() -> list[g.Example]:
+    return generate(1500, seed=11)
+
+
+def test_same_seed_same_data_other_seed_other_data():
+    a, b, c = generate(300, seed=5), generate(300, seed=5), generate(300, seed=6)
+    assert a == b
+    assert [e.source for e in a] != [e.source for e in c]
+
+
+def test_weights_are_a_distribution_over_the_documented_strata():
+    assert sum(BASE_WEIGHTS.values()) == pytest.approx(1.0)
+    assert sum(training_weights().values()) == pytest.approx(1.0)
+    assert RARE_POSITIVES <= set(BASE_WEIGHTS)
+    for stratum in BASE_WEIGHTS:  # every stratum is documented in the module docstring
+        assert stratum in g.__doc__
+
+
+def test_training_mix_oversamples_hard_negatives_x4_and_rare_positives_x3():
+    base, train = BASE_WEIGHTS, training_weights()
+    ref = train["pos_explicit"] / base["pos_explicit"]  # a common positive: multiplier 1
+    for s in base:
+        mult = HARD_FOCUS_MULTIPLIER if s.startswith("hard_") else \
+            POS_MULTIPLIER if s in RARE_POSITIVES else 1
+        assert train[s] / base[s] == pytest.approx(ref * mult), s
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 1000, 1234])
+def test_allocation_is_exact_and_sums_to_n(n):
+    counts = allocate(n, BASE_WEIGHTS)
+    assert sum(counts.values()) == n
+    for s, w in BASE_WEIGHTS.items():
+        assert abs(counts[s] - n * w) < 1.0, s  # floor(n·w) or one more
+
+
+def test_strata_proportions_match_the_weights(sample):
+    counts = {s: 0 for s in BASE_WEIGHTS}
+    for e in sample:
+        counts[e.stratum] += 1
+    assert counts == allocate(1500, BASE_WEIGHTS)
+    train = generate(1000, seed=3, weights=training_weights())
+    pos = sum(e.label for e in train) / len(train)
+    assert 0.2 < pos < 0.3  # documented: about 25% positives in the training mix
+
+
+def test_labels_come_from_the_stratum_only(sample):
+    for e in sample:
+        assert e.label == label_of(e.stratum) == int(e.stratum.startswith("pos_"))
+    with pytest.raises(ConfigError, match="unknown stratum"):
+        label_of("gold")
+
+
+def test_every_target_precedes_its_source(sample):
+    assert all(0 <= e.target_turn < e.source_turn for e in sample)
+
+
+def test_turns_are_conversation_turns_and_the_query_names_the_target_speaker(sample):
+    for e in sample:
+        speaker, _, text = e.target.partition(": ")
+        assert speaker in g.NAMES and text and text[0].isupper(), e.target
+        assert speaker in e.query, (e.query, e.target)
+        src_speaker = e.source.partition(": ")[0]
+        assert src_speaker in g.NAMES
+        if e.stratum in ("hard_other_person", "pos_reported"):
+            assert src_speaker != speaker
+        elif e.stratum != "easy_chitchat":
+            assert src_speaker == speaker
+        assert "{" not in e.query + e.source + e.target  # no unfilled template field
+
+
+def test_strata_have_their_shape(sample):
+    for e in sample:
+        if e.stratum in ("pos_compound", "hard_query_scope"):
+            assert any(j in e.target for j in g._COMPOUND_JOINERS)
+        if e.stratum == "pos_reported":
+            assert e.target.partition(": ")[0] in e.source.partition(": ")[2]
+        if e.stratum == "easy_chitchat":
+            assert e.source.partition(": ")[2].rstrip() != ""
+
+
+def test_surface_variety(sample):
+    assert len({e.target for e in sample}) > 0.95 * len(sample)
+    assert len({e.attribute for e in sample}) == len(g.ATTRIBUTES)
+
+
+def test_the_generator_reads_no_file(monkeypatch):
+    def no_open(*args, **kwargs):
+        raise AssertionError(f"the generator opened a file: {args[:1]}")
+
+    monkeypatch.setattr(builtins, "open", no_open)
+    generate(200, seed=1)
+    make_chains(12, seed=1)
+
+
+def test_examples_are_frozen(sample):
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sample[0].label = 1  # type: ignore[misc]
+
+
+# ------------------------------------------------------------------------------ chains
+
+
+@pytest.fixture(scope="module")
+def chains() -> list[g.Chain]:
+    return make_chains(120, seed=4)
+
+
+def test_chains_are_deterministic(chains):
+    assert make_chains(120, seed=4) == chains
+    assert make_chains(120, seed=5) != chains
+
+
+def test_chain_lengths_edges_and_time_order(chains):
+    assert {c.length for c in chains} == {2, 3, 4}
+    for c in chains:
+        ids = [m.id for m in c.memories]
+        assert len(ids) == c.length
+        assert c.edges == tuple((ids[j], ids[j - 1]) for j in range(1, c.length))
+        assert c.parents == {ids[j]: [ids[j - 1]] for j in range(1, c.length)}
+        times = [m.timestamp for m in c.store_memories]
+        assert times == sorted(times) and len(set(times)) == len(times)
+        assert {m.namespace for m in c.store_memories} == {c.chain_id}
+        assert set(c.queries) == set(ids)
+
+
+def test_chain_gold_sets(chains):
+    kinds = {c.kind for c in chains}
+    assert kinds == {"root_update", "mid_update", "control_unrelated", "control_repeat"}
+    for c in chains:
+        ids = [m.id for m in c.memories]
+        if c.kind == "root_update":
+            assert c.gold_invalid == frozenset(ids) and c.direct_invalid == {ids[0]}
+        elif c.kind == "mid_update":
+            (k,) = [ids.index(i) for i in c.direct_invalid]
+            assert 0 < k < c.length - 1
+            assert c.gold_invalid == frozenset(ids[k:])  # the node and its descendants only
+        else:
+            assert c.gold_invalid == frozenset() and c.direct_invalid == frozenset()
+        assert c.update.id not in c.gold_invalid
+
+
+def test_chain_memories_are_turns_of_one_speaker(chains):
+    for c in chains:
+        speakers = {m.speaker for m in c.store_memories}
+        assert len(speakers) == 1
+        (name,) = speakers
+        assert all(m.text.startswith(f"{name}: ") for m in c.store_memories)
