@@ -82,11 +82,16 @@ class Pipeline:
         pool: int = 500,
         k: int = 10,
         rerank: str | None = None,
+        validity: str | None = None,
     ) -> Pipeline:
         """The standard pipeline over ``store``; the encoder defaults to the store's model.
 
         ``rerank``: ``"v1"`` adds the learned reranker over the pool, ``"off"`` leaves it out;
         None (default) adds it when its packaged checkpoint fits the encoder and method.
+        ``validity``: ``"context"`` annotates the top-k with the packaged verifier, ``"demote"``
+        also moves flagged results down, ``None`` / ``"off"`` (default for now) leaves the layer
+        out: the released verifier does not yet separate stale from current memories on real
+        data (benchmarks/RESULTS.md), so it is opt-in until it does.
         """
         if encoder is None:
             encoder = get_encoder(store.embedding_model() or "minilm")
@@ -98,4 +103,14 @@ class Pipeline:
 
             v1 = default_reranker(rerank, encoder=encoder, cache=retriever.cache, method=method)
             stages += [v1] if v1 is not None else []
+        if validity not in (None, "off"):
+            from memsieve.validity.stage import ValidityStage
+            from memsieve.validity.verifier import Verifier
+
+            verifier = Verifier.load()
+            stages.append(
+                ValidityStage(
+                    [verifier], mode=validity, store=store, top_k=k, **verifier.thresholds
+                )
+            )
         return cls(stages, k=k)

@@ -190,3 +190,18 @@ def test_demo_runs_with_every_layer():
     assert proc.returncode == 0, proc.stderr
     assert "Q: Where does Sam work?" in proc.stdout
     assert "demo:other:0" not in proc.stdout  # another principal's memory never shows
+
+
+def test_search_with_validity_context(db: Path):
+    proc = run("search", "where does Sam live", "--db", str(db), "--namespace", "sam",
+               "--json", "--validity", "context")
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads(proc.stdout)["results"]
+    assert results and all(
+        {"status", "invalid_score", "superseded_by", "evidence", "context_note"}
+        <= set(r["validity"]) for r in results)
+
+
+def test_bad_validity_mode(db: Path):
+    assert_user_error(run("search", "x", "--db", str(db), "--namespace", "sam",
+                          "--validity", "loud"), "--validity")

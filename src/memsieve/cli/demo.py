@@ -30,7 +30,8 @@ def demo(
     model: Annotated[str, typer.Option(help="Embedding model: minilm or hash.")] = "minilm",
     k: Annotated[int, typer.Option(help="Results per question.", min=1)] = 3,
 ) -> None:
-    """Ingest a small bundled conversation (a job change, a move) and answer questions."""
+    """Ingest a small bundled conversation (a job change, a move) and answer questions,
+    flagging answers a later turn has overturned."""
     sample = resources.files("memsieve") / "data" / "sample_conversation.jsonl"
     with resources.as_file(sample) as path, tempfile.TemporaryDirectory() as tmp:
         memories = list(read_memories("jsonl", path))
@@ -38,10 +39,13 @@ def demo(
         with open_store(Path(tmp) / "demo.db") as store:
             report = add_memories(store, memories, encoder)
             typer.echo(report.summary())
-            pipeline = Pipeline.default(store, encoder=encoder, k=k)
+            pipeline = Pipeline.default(store, encoder=encoder, k=k, validity="context")
             for question in QUESTIONS:
                 response = pipeline.run(Query(text=question, namespace="sam"))
                 typer.echo(f"\nQ: {question}")
                 for r in response.results:
                     typer.echo(f"  {r.rank}. [{r.memory_id}] {r.text}")
+                    v = r.annotations.get("validity")
+                    if v is not None and v.status == "possibly_outdated":
+                        typer.echo(f"     ! {v.context_note} Later: [{v.superseded_by}]")
                 typer.echo(f"  exposed: {', '.join(response.trace.exposed)}")

@@ -51,6 +51,9 @@ def _print(response: Response, as_json: bool) -> None:
     for r in response.results:
         text = r.text if len(r.text) <= 110 else r.text[:107] + "..."
         typer.echo(f"{r.rank:3d}  {r.score:.3f}  {r.memory_id}  {text}")
+        v = r.annotations.get("validity")
+        if v is not None and v.status == "possibly_outdated":
+            typer.echo(f"       ! possibly outdated, see {v.superseded_by}: {v.evidence}")
 
 
 @app.command()
@@ -67,9 +70,15 @@ def search(
         str | None,
         typer.Option(help="off or v1 (default: v1 when its checkpoint fits the store's model)."),
     ] = None,
+    validity: Annotated[
+        str,
+        typer.Option(help="off, context (flag outdated results) or demote (also move them down)."),
+    ] = "off",
     as_json: JsonOption = False,
 ) -> None:
     """Find the memories that answer a query, in one namespace."""
+    if validity not in ("off", "context", "demote"):
+        raise ConfigError(f"--validity must be off, context or demote, got {validity!r}")
     if (query is None) == (queries is None):
         raise ConfigError("give either a QUERY argument or --queries FILE, not both or neither")
     if queries is not None:
@@ -81,7 +90,7 @@ def search(
     with open_store(db, create=False) as store:
         kwargs = {"alpha": alpha} if alpha is not None else {}
         pipeline = Pipeline.default(
-            store, method=method, pool=pool, k=k, rerank=rerank, **kwargs
+            store, method=method, pool=pool, k=k, rerank=rerank, validity=validity, **kwargs
         )
         for q, qk in batch:
             _print(pipeline.run(q, k=qk or k), as_json)

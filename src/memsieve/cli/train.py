@@ -27,8 +27,11 @@ def train_v1(
     ] = False,
     ablate: Annotated[
         str | None,
-        typer.Option(help="Feature groups to drop: lexical, window, rank, scores, embedding."),
+        typer.Option(help="Feature groups to drop, comma-separated: lexical, window, context, ..."),
     ] = None,
+    embed: Annotated[
+        str, typer.Option(help="Vector branch: none (default), interactions or full.")
+    ] = "none",
     epochs: Annotated[int | None, typer.Option(help="Maximum epochs.", min=1)] = None,
     model: Annotated[str, typer.Option(help="Embedding model.")] = "minilm",
     progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
@@ -45,7 +48,7 @@ def train_v1(
     if groups and out is None:
         raise ConfigError("an ablation needs --out (keep ablation checkpoints out of the package)")
     kwargs = {"epochs": epochs} if epochs is not None else {}
-    config = TrainConfig(seed=seed, ablate=groups, **kwargs)
+    config = TrainConfig(seed=seed, ablate=groups, embed=embed, **kwargs)
     t0 = time.perf_counter()
     task = load_task("locomo", data)
     ctx = Context(task, get_encoder(model), progress=progress)

@@ -273,7 +273,7 @@ def window_scores(values: np.ndarray, positions: np.ndarray, n: int, window: int
 
 
 def _rank01(key: np.ndarray) -> np.ndarray:
-    """0-based rank by descending key (ties: input order), as a fraction of ``len - 1``."""
+    """0-based rank of each item by descending key (ties: input order)."""
     order = np.argsort(-key, kind="stable")
     r = np.empty(len(key), dtype=np.float64)
     r[order] = np.arange(len(key))

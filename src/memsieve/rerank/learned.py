@@ -2,9 +2,9 @@
 its checkpoint format, and the ``LearnedReranker`` stage.
 
 The model (ConvMemory v1, retrieval-reranking-abstracts, second abstract, without the teacher)
-scores each candidate from a learned 384 -> ``proj`` projection of the query and memory vectors
-and their interactions ``[q, m, q*m, |q-m|]``, concatenated with the scalar features of
-``rerank/features.py``, through a two-layer MLP, plus a linear path over the scalar features.
+scores each candidate from the scalar features of ``rerank/features.py`` through a two-layer
+MLP plus a linear path; an optional vector branch adds learned interactions of the query and
+memory vectors (``[q, m, q*m, |q-m|]`` or a compressed form, see ``V1Model``).
 The final order is the v1 score; its top ``PROTECTED`` candidates are the protected set that a
 later v2 stage may reorder but not change.
 """
@@ -45,12 +45,14 @@ class V1Model(nn.Module):
     ``x`` always holds every column of ``FEATURES``; ``features`` picks the ones this model
     uses (an ablation drops some). ``embed`` says how the vectors enter:
 
-    - ``interactions`` (default): the compressed interactions ``W1 (q*m)`` and ``W2 |q-m|``,
-      each ``proj`` learned weighted similarities. No term sees q or m alone, so the model
-      cannot memorise particular turns or questions (on LoCoMo's few training conversations
-      ``full`` overfits after 2 epochs and ends below the scalar features alone);
-    - ``full``: a shared projection P and ``[Pq, Pm, Pq*Pm, |Pq-Pm|]``;
-    - ``none``: scalar features only (the embedding ablation).
+    - ``none`` (default): scalar features only; the vectors enter through the scalar
+      interactions of ``features.py`` (q.m, q.m of the neighbours, m.centroid of the pool head);
+    - ``interactions``: the compressed interactions ``W1 (q*m)`` and ``W2 |q-m|``,
+      each ``proj`` learned weighted similarities; no term sees q or m alone;
+    - ``full``: a shared projection P and ``[Pq, Pm, Pq*Pm, |Pq-Pm|]``.
+
+    Trained on LoCoMo's few conversations both vector branches overfit within a few epochs
+    and score below the scalar features alone on validation (``rerank/train.py``), hence none.
     """
 
     def __init__(
@@ -58,7 +60,7 @@ class V1Model(nn.Module):
         *,
         dim: int,
         features: Sequence[str] = FEATURES,
-        embed: str = "interactions",
+        embed: str = "none",
         proj: int = 16,
         hidden: int = 256,
         dropout: float = 0.1,
@@ -122,13 +124,24 @@ class V1Model(nn.Module):
 
     @torch.inference_mode()
     def score_pool(self, q: np.ndarray, m: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """Scores of one pool (numpy in, numpy out), in eval mode."""
+        """Scores of one pool (numpy in, numpy out), in eval mode, on one thread.
+
+        One pool is a few hundred rows through a small MLP: intra-op threads buy nothing and,
+        when another process holds a core, their barriers cost 10-40x (measured: 0.9 ms on one
+        thread vs 27 ms on two for a 500-pool on the 2-core machine). The thread count is
+        restored afterwards.
+        """
         self.eval()
-        out = self(
-            torch.from_numpy(np.ascontiguousarray(q, dtype=np.float32)).unsqueeze(0),
-            torch.from_numpy(np.ascontiguousarray(m, dtype=np.float32)).unsqueeze(0),
-            torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)).unsqueeze(0),
-        )
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            out = self(
+                torch.from_numpy(np.ascontiguousarray(q, dtype=np.float32)).unsqueeze(0),
+                torch.from_numpy(np.ascontiguousarray(m, dtype=np.float32)).unsqueeze(0),
+                torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)).unsqueeze(0),
+            )
+        finally:
+            torch.set_num_threads(threads)
         return out[0].numpy().astype(np.float64)
 
 
@@ -238,7 +251,8 @@ class LearnedReranker:
     ) -> list[Candidate]:
         if not candidates:
             return []
-        ns = self.namespace_features(query.namespace)
+        with trace.timed("rerank_v1_namespace"):  # built once per namespace revision
+            ns = self.namespace_features(query.namespace)
         try:
             positions = np.array([ns.position[c.memory.id] for c in candidates], dtype=np.int64)
         except KeyError as err:

@@ -37,7 +37,13 @@ The training mix (``training_weights``) multiplies hard negatives by 4 and rare 
 hard and 5% easy negatives; the trainer then balances the two classes with a weighted
 cross-entropy (§6.1). ``generate(n, seed)`` gives each stratum ``floor(n * weight)`` examples,
 the remainder to the largest fractional parts, and shuffles them; the same seed gives the same
-data.
+data. ``pos_compound`` and ``hard_query_scope`` come as adjacent *twins* while both have
+budget: the same target and source, the query on the updated or on the other attribute, so
+only the query tells them apart (the query-conditioning of §6.4 and §11).
+
+A share ``USER_SHARE`` (0.3) of examples is an agent transcript: the subject speaks as
+``user``, the other speaker is ``assistant``, and the query says "the user" or, for most of
+them, "my" ("What is my job now?").
 
 Attributes (18): job, city, partner, relationship status, age, salary, pets (count), rent,
 schedule (day/time of an activity), preference (favourite food, colour, music, ...), trip and
@@ -318,7 +324,10 @@ I'm learning to bake sourdough, it's a disaster so far.
 _PREFIXES = ("Oh, ", "So, ", "Btw, ", "Okay so ", "Ha, ", "Honestly, ", "Anyway, ",
              "Just so you know, ", "Well, ")  # the next word continues the sentence
 _HEADS = ("Guess what? ", "Hey! ", "Quick update: ", "News: ", "Hi! ", "Right. ")
-_SUFFIXES = (" :)", " haha", "!", " lol", " :D", "!!", "... anyway.", ". Crazy, right?")
+_SUFFIXES = (" :)", " haha", "!", " lol", " :D", "!!", "... anyway.", ". Crazy, right?",
+             ", love it.", ", honestly.", ", for what it's worth.", ", long story.",
+             ", just so you know.", ", anyway.")
+USER_SHARE = 0.3  # examples whose subject is "user" talking to "assistant" (agent transcripts)
 
 
 # ============================================================================== ATTRIBUTES
@@ -413,6 +422,18 @@ _GENERIC_QUESTIONS = _lines("""
 What is {name}'s {noun} now?
 What's {name}'s current {noun}?
 Can you remind me of {name}'s {noun}?
+""")
+_MY_QUESTIONS = _lines("""
+What is my {noun} now?
+What's my current {noun}?
+Can you remind me of my {noun}?
+What did I say my {noun} is?
+Tell me my {noun}.
+""")
+_MY_HISTORY_QUESTIONS = _lines("""
+What was my {noun} before the change?
+What was my old {noun}?
+What {noun} did I mention originally?
 """)
 _HISTORY_QUESTIONS = _lines("""
 What was {name}'s {noun} before the change?
@@ -785,7 +806,7 @@ def _attrs() -> tuple[Attribute, ...]:  # noqa: C901 — one table, read top to 
         news=_lines("""
             I have {count} now!
             We're a household of {count} these days.
-            Brought another {pet} home, so that makes {count}.
+            Update on the {pets}: we have {count} now.
         """),
         ends=_lines("""
             I had to rehome all my {pets}, the flat is so quiet now.
@@ -1306,13 +1327,13 @@ def _attrs() -> tuple[Attribute, ...]:  # noqa: C901 — one table, read top to 
 
 ATTRIBUTES: tuple[Attribute, ...] = _attrs()
 _BY_KEY = {a.key: a for a in ATTRIBUTES}
-# Attributes whose change may plausibly imply a change of the other (moving city may mean a
-# new job): never paired as scope-mismatch negatives or in one compound target.
+# Attribute pairs where a change of one does overturn the other (a break-up ends "in a
+# relationship"; buying another car changes the car one drives): never used as each other's
+# scope-mismatch negatives or together in one compound target. Everything else is: a new job
+# does not overturn where someone lives (§4, the employer vs hometown example).
 ENTANGLED = (
-    frozenset({"job", "city", "commute", "salary", "rent", "studies"}),
     frozenset({"partner", "relationship"}),
-    frozenset({"car", "commute", "purchase"}),
-    frozenset({"city", "trip"}),
+    frozenset({"car", "purchase"}),
 )
 
 
@@ -1365,9 +1386,14 @@ class _Draw:
     def short(self, value: Fields) -> str:
         return self.attr.short.format(**self.fields(value))
 
-    def question(self, name: str, *, history: bool = False) -> str:
-        generic = _GENERIC_QUESTIONS if self.attr.has_value and self.attr.key != "pets" else ()
+    def question(self, name: str, *, history: bool = False, first_person: bool = False) -> str:
+        """A question about this attribute of ``name``; ``first_person``: the user's own
+        ("What is my job now?"), where the attribute's noun reads well that way."""
+        nominal = self.attr.has_value and self.attr.key != "pets"
+        generic = _GENERIC_QUESTIONS if nominal else ()
         pool = _HISTORY_QUESTIONS if history else self.attr.questions + generic
+        if first_person and nominal:
+            pool = _MY_HISTORY_QUESTIONS if history else _MY_QUESTIONS
         noun = self.attr.noun.format(**self.frame)
         return _cap(self.fmt(self.rng.choice(pool), {**self.frame, "name": name, "noun": noun}))
 
@@ -1396,8 +1422,11 @@ class _Draw:
         return self.pick(_CORRECTIONS, f)
 
     def repeat(self) -> str:
-        if self.rng.random() < 0.5:
+        r = self.rng.random()
+        if r < 0.3:
             return self.state(self.old)
+        if r < 0.55:
+            return _stillify(self.state(self.old))
         state = self.state(self.old)
         f = self.fields(self.old, state=_cap(state), state_lc=_lower_first(state),
                         short=self.short(self.old))
@@ -1424,6 +1453,17 @@ def _common_starts() -> frozenset[str]:
         templates += [*a.states, *a.changes, *a.news, *a.ends, *a.details, *a.tentatives]
     firsts = {t.split(" ", 1)[0] for t in templates if not t.startswith("{")}
     return frozenset(w for w in firsts if w != "I" and not w.startswith("I'"))
+
+
+def _stillify(text: str) -> str:
+    """"I live in Leeds." → "I still live in Leeds."; unchanged when no safe place is found."""
+    for head, still in (("I'm ", "I'm still "), ("I ", "I still "), ("My ", None)):
+        if text.startswith(head):
+            if still is not None:
+                return still + text[len(head):]
+            if " is " in text:
+                return text.replace(" is ", " is still ", 1)
+    return text
 
 
 def _lower_first(text: str) -> str:
@@ -1454,20 +1494,34 @@ def _names(rng: random.Random, k: int) -> list[str]:
     return rng.sample(NAMES, k)
 
 
-def _example(rng: random.Random, stratum: str) -> Example:
-    """Draw one example of ``stratum`` (see the module docstring for what each one means)."""
+def _example(rng: random.Random, stratum: str) -> tuple[Example, Example | None]:
+    """Draw one example of ``stratum`` (see the module docstring for what each one means).
+
+    For the two compound strata also return the *twin*: the same target and source with the
+    query on the other attribute, the opposite label and the other stratum; else ``None``.
+    """
     pool = ATTRIBUTES
     if stratum in ("pos_correction", "hard_history_query"):
         pool = tuple(a for a in ATTRIBUTES if a.has_value)
     attr = rng.choice(pool)
     d = _Draw(rng, attr)
     name, other, rel_name = _names(rng, 3)
+    user_mode = stratum != "pos_reported" and rng.random() < USER_SHARE
+    first_person = user_mode and rng.random() < 0.6
+    if user_mode:  # an agent transcript: the user's own memories, asked about by the user
+        name, other = "user", "assistant"
+    who = "the user" if user_mode else name
+
+    def ask(draw: _Draw, *, history: bool = False) -> str:
+        return draw.question(who, history=history, first_person=first_person)
+
     if attr.key == "partner":  # the partner is never the subject or the other speaker
         while d.old["partner"] in (name, other) or d.new["partner"] in (name, other):
             d = _Draw(rng, attr)
     target = d.state(d.old)
-    query = d.question(name)
+    query = ask(d)
     speaker = name
+    twin: tuple[str, str, str] | None = None
     if stratum == "pos_explicit":
         source = d.change()
     elif stratum == "pos_new_value":
@@ -1484,8 +1538,12 @@ def _example(rng: random.Random, stratum: str) -> Example:
             first, second = second, first
         target = first + rng.choice(_COMPOUND_JOINERS) + _lower_first(second)
         source = d.any_update()  # the update always acts on ``attr``
-        query = d.question(name) if stratum == "pos_compound" else d2.question(name)
-        attr = attr if stratum == "pos_compound" else other_attr
+        asks = {"pos_compound": (ask(d), attr.key),
+                 "hard_query_scope": (ask(d2), other_attr.key)}
+        query, key = asks[stratum]
+        twin_stratum = "hard_query_scope" if stratum == "pos_compound" else "pos_compound"
+        twin = (twin_stratum, *asks[twin_stratum])
+        attr = _BY_KEY[key]
     elif stratum == "pos_reported":
         speaker = other
         third = d.third(name)
@@ -1516,14 +1574,14 @@ def _example(rng: random.Random, stratum: str) -> Example:
         source = d.tentative()
     elif stratum == "hard_history_query":
         source = d.any_update()
-        query = d.question(name, history=True)
+        query = ask(d, history=True)
     elif stratum == "easy_chitchat":
         speaker = rng.choice((name, other))
         source = rng.choice(CHITCHAT)
     else:
         raise ConfigError(f"unknown stratum {stratum!r}")
     t_turn = rng.randrange(0, 200)
-    return Example(
+    ex = Example(
         query=query,
         source=_turn(speaker, _chatty(rng, source)),
         target=_turn(name, _chatty(rng, target)),  # _chatty capitalises the first letter
@@ -1533,6 +1591,11 @@ def _example(rng: random.Random, stratum: str) -> Example:
         target_turn=t_turn,
         source_turn=t_turn + rng.randrange(1, 300),
     )
+    if twin is None:
+        return ex, None
+    t_stratum, t_query, t_key = twin
+    return ex, dataclasses.replace(ex, query=t_query, label=label_of(t_stratum),
+                                   stratum=t_stratum, attribute=t_key)
 
 
 def allocate(n: int, weights: Mapping[str, float]) -> dict[str, int]:
@@ -1571,7 +1634,18 @@ def generate(
     counts = allocate(n, weights if weights is not None else BASE_WEIGHTS)
     strata = [s for s in BASE_WEIGHTS for _ in range(counts.get(s, 0))]
     rng.shuffle(strata)
-    return [_example(rng, s) for s in strata]
+    left = dict(counts)
+    out = []
+    for s in strata:
+        if left[s] == 0:  # this slot was filled by a twin already
+            continue
+        ex, twin = _example(rng, s)
+        out.append(ex)
+        left[s] -= 1
+        if twin is not None and left.get(twin.stratum, 0) > 0:
+            out.append(twin)  # adjacent: twins usually share a length-sorted training batch
+            left[twin.stratum] -= 1
+    return out
 
 
 # ============================================================================== CHAINS

@@ -14,7 +14,6 @@ import enum
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Protocol
 
 import numpy as np
 
@@ -23,6 +22,7 @@ from memsieve.store.base import Store
 from memsieve.trace import Trace
 from memsieve.types import Candidate, Memory, Query, check_no_eval_fields
 from memsieve.validity.compose import edge_scores, noisy_or, propagate
+from memsieve.validity.verifier import PairScorer
 
 
 class ValidityMode(enum.StrEnum):
@@ -34,12 +34,6 @@ class ValidityMode(enum.StrEnum):
 class SourcePolicy(enum.StrEnum):
     top1 = "top1"  # the best-ranked later memory (§11: the deployed policy)
     topn = "topn"  # the n best-ranked later memories
-
-
-class PairScorer(Protocol):
-    """Anything that gives P(source overturns target for this query) per (query, source, target)."""
-
-    def score(self, triples: Sequence[tuple[str, str, str]]) -> np.ndarray: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -215,8 +209,11 @@ class ValidityStage:
             final = propagate(final, self.dependencies)
             for t in targets:  # name the upstream memory when the invalidity came through it
                 if superseded.get(t.id) is None:
-                    up = max(self.dependencies.get(t.id, ()), key=lambda p: final.get(p, 0.0),
-                             default=None)
+                    up = max(
+                        self.dependencies.get(t.id, ()),
+                        key=lambda p: final.get(p, 0.0),
+                        default=None,
+                    )
                     if up is not None and final.get(up, 0.0) > 0.0:
                         superseded[t.id] = superseded.get(up)
         annotated = []
@@ -224,10 +221,16 @@ class ValidityStage:
             v = self._validity(c.memory, final.get(c.memory.id, 0.0), superseded.get(c.memory.id))
             annotated.append(c.with_annotation("validity", v))
         if self.mode is ValidityMode.demote:
-            keep = [c for c in annotated
-                    if c.annotations["validity"].invalid_score < self.demote_threshold]
-            down = [c for c in annotated
-                    if c.annotations["validity"].invalid_score >= self.demote_threshold]
+            keep = [
+                c
+                for c in annotated
+                if c.annotations["validity"].invalid_score < self.demote_threshold
+            ]
+            down = [
+                c
+                for c in annotated
+                if c.annotations["validity"].invalid_score >= self.demote_threshold
+            ]
             annotated = keep + down
         return annotated + rest
 
@@ -241,6 +244,9 @@ class ValidityStage:
             )
             return Validity("possibly_outdated", score, source.id, sanitise(source.text), note)
         return Validity(
-            "current", score, None, None,
+            "current",
+            score,
+            None,
+            None,
             "No later memory was found that overturns this one for this question.",
         )

@@ -6,11 +6,17 @@ Recipe (validity-context-layer §6.1-§6.2, §6.4):
   positives ×3); validation ``generate(n_val, seed + VAL_OFFSET)`` and test
   ``generate(n_test, seed + TEST_OFFSET)`` in the natural mix, so neither shares a seed with
   any training run of a nearby seed. Nothing else is read: no evaluation-set labels.
-- model: the packaged MiniLM, top ``n_trainable_layers`` layers + pooler + 2-class head
-  trained, the rest frozen.
-- loss: cross-entropy weighted by inverse class frequency (``w_c = N / (2 N_c)``).
-- optimiser: AdamW, linear warm-up over the first 6% of steps then linear decay; the head and
-  pooler at ``head_lr``, the encoder layers at ``lr``.
+- model: the packaged MiniLM, the top ``n_trainable_layers`` layers + the segment head trained,
+  the rest frozen. The frozen layers' output is computed once per training example and cached
+  (fp16), so each epoch runs only the trained layers: several cheap epochs instead of one
+  expensive one (the budget is a few minutes of two shared CPU cores).
+- loss: cross-entropy weighted by inverse class frequency (``w_c = N / (2 N_c)``), plus
+  ``aux_weight`` × cross-entropy of an auxiliary stratum classifier on the same pooled
+  features (training only, not saved). Naming the hard case (other person, other attribute,
+  repeat, ...) gives the strata distinct gradients (§6.2); it lifted validation accuracy from
+  0.77 to 0.87 at equal compute in a pilot.
+- optimiser: AdamW, linear warm-up over the first 6% of steps then linear decay; the head at
+  ``head_lr``, the encoder layers at ``lr``.
 - determinism: ``torch.manual_seed(seed)``, a seeded data order, and
   ``torch.use_deterministic_algorithms(True)`` for the run (restored afterwards).
 - thresholds, on validation scores of the fp16-rounded weights that are saved:
@@ -36,8 +42,14 @@ from typing import Any
 import numpy as np
 
 from memsieve.errors import ConfigError
-from memsieve.validity.generator import Example, generate, group_of, training_weights
-from memsieve.validity.verifier import Verifier, format_pair, trained_prefixes
+from memsieve.validity.generator import (
+    BASE_WEIGHTS,
+    Example,
+    generate,
+    group_of,
+    training_weights,
+)
+from memsieve.validity.verifier import N_BASE_LAYERS, Verifier, format_pair, trained_prefixes
 
 logger = logging.getLogger(__name__)
 
@@ -51,16 +63,17 @@ class TrainConfig:
     """Everything a training run depends on besides the code (saved in the checkpoint)."""
 
     seed: int = 7
-    n_examples: int = 6000
-    epochs: int = 1
+    n_examples: int = 8000
+    epochs: int = 4
     n_val: int = 1000
     n_test: int = 1000
     batch_size: int = 32
-    lr: float = 1.5e-4
-    head_lr: float = 6e-4
+    lr: float = 5e-4
+    head_lr: float = 1e-3
     weight_decay: float = 0.01
     warmup: float = 0.06
-    n_trainable_layers: int = 2
+    aux_weight: float = 1.0
+    n_trainable_layers: int = 1
     max_length: int = 128
     threads: int | None = None
 
@@ -198,12 +211,15 @@ def train_verifier(
         if cfg.threads is not None:
             torch.set_num_threads(cfg.threads)
         torch.manual_seed(cfg.seed)
-        verifier, losses = _fit(cfg, progress=progress)
+        verifier, losses, timing = _fit(cfg, progress=progress)
+        t_eval = time.perf_counter()
         report = _evaluate(verifier, cfg, progress=progress)
+        timing["eval_s"] = round(time.perf_counter() - t_eval, 1)
     finally:
         torch.use_deterministic_algorithms(prev_det)
         torch.set_num_threads(prev_threads)
     report["train_loss"] = losses
+    report["timing"] = timing
     report["wall_s"] = round(time.perf_counter() - t0, 1)
     if out is not None:
         summary = {k: report[k] for k in ("thresholds", "wall_s")}
@@ -215,64 +231,102 @@ def train_verifier(
     return report
 
 
-def _fit(cfg: TrainConfig, *, progress: bool) -> tuple[Verifier, list[float]]:
+def _fit(cfg: TrainConfig, *, progress: bool) -> tuple[Verifier, list[float], dict]:
     import torch
 
     verifier = Verifier.from_base(n_trainable_layers=cfg.n_trainable_layers,
                                   max_length=cfg.max_length)
     model, tok = verifier.model, verifier.tokenizer
+    k = N_BASE_LAYERS - cfg.n_trainable_layers  # index of the first trained layer
     trained = trained_prefixes(cfg.n_trainable_layers)
     head, body = [], []
     for name, p in model.named_parameters():
         p.requires_grad = name.startswith(trained)
         if p.requires_grad:
-            (head if name.startswith(("bert.pooler.", "classifier.")) else body).append(p)
+            (head if name.startswith("head.") else body).append(p)
+    strata = list(BASE_WEIGHTS)
+    aux = torch.nn.Linear(model.head.proj.in_features, len(strata))
     examples = generate(cfg.n_examples, cfg.seed, weights=training_weights())
     pairs = [format_pair(e.query, e.source, e.target) for e in examples]
     enc = tok([a for a, _ in pairs], [b for _, b in pairs], truncation="longest_first",
               max_length=cfg.max_length)
     labels = torch.tensor([e.label for e in examples], dtype=torch.long)
+    stratum_ids = torch.tensor([strata.index(e.stratum) for e in examples], dtype=torch.long)
     n_pos = int(labels.sum())
     if n_pos in (0, len(labels)):
         raise ConfigError("training data needs both classes")
     weight = torch.tensor([len(labels) / (2 * (len(labels) - n_pos)), len(labels) / (2 * n_pos)])
-    lengths = [len(ids) for ids in enc["input_ids"]]
-    order_rng = random.Random(cfg.seed)
-    plan = [_batches(lengths, cfg.batch_size, order_rng) for _ in range(cfg.epochs)]
-    total = sum(len(p) for p in plan)
+    rng = random.Random(cfg.seed)
+    batches = _batches([len(ids) for ids in enc["input_ids"]], cfg.batch_size, rng)
+    bar = _bar(progress, len(batches), f"cache frozen layers 0-{k - 1}")
+    t0 = time.perf_counter()
+    cache = []
+    model.eval()
+    with torch.no_grad():  # not inference_mode: the cached tensors feed autograd later
+        for b in batches:
+            x = tok.pad({key: [enc[key][j] for j in b] for key in enc}, return_tensors="pt")
+            h = model.bottom(x["input_ids"], x["attention_mask"], x["token_type_ids"], k)
+            cache.append((h.half(), x["attention_mask"], x["token_type_ids"], b))
+            _tick(bar)
+    _close(bar)
+    cache_s = time.perf_counter() - t0
+    total = cfg.epochs * len(cache)
     warm = max(1, int(cfg.warmup * total))
-    opt = torch.optim.AdamW([{"params": body, "lr": cfg.lr}, {"params": head, "lr": cfg.head_lr}],
-                            weight_decay=cfg.weight_decay)
+    opt = torch.optim.AdamW(
+        [{"params": body, "lr": cfg.lr}, {"params": head + list(aux.parameters()),
+                                          "lr": cfg.head_lr}],
+        weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda step: min((step + 1) / warm, max(0.0, (total - step) / (total - warm + 1))))
     loss_fn = torch.nn.CrossEntropyLoss(weight=weight)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=total, desc=f"train verifier (seed {cfg.seed})", unit="batch")
+    aux_fn = torch.nn.CrossEntropyLoss()
+    bar = _bar(progress, total, f"train verifier (seed {cfg.seed})")
+    t0 = time.perf_counter()
     losses = []
     model.train()
-    for epoch_batches in plan:
+    for _ in range(cfg.epochs):
+        order = list(range(len(cache)))
+        rng.shuffle(order)
         run = 0.0
-        for i, b in enumerate(epoch_batches, 1):
-            batch = tok.pad({k: [enc[k][j] for j in b] for k in enc}, return_tensors="pt")
-            loss = loss_fn(model(**batch).logits, labels[b])
+        for i, c in enumerate(order, 1):
+            h, mask, tt, b = cache[c]
+            logits, feats = model.top(h.float(), mask, tt, k)
+            loss = loss_fn(logits, labels[b])
+            if cfg.aux_weight:
+                loss = loss + cfg.aux_weight * aux_fn(aux(feats), stratum_ids[b])
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
             sched.step()
             run += float(loss.detach())
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(loss=f"{run / i:.4f}")
-        losses.append(round(run / max(len(epoch_batches), 1), 5))
-    if bar is not None:
-        bar.close()
+            _tick(bar, loss=f"{run / i:.4f}")
+        losses.append(round(run / max(len(order), 1), 5))
+    _close(bar)
     model.eval()
     # Evaluate exactly what is saved: the trained part rounded to fp16.
     verifier.load_trained_state(verifier.trained_state())
-    return verifier, losses
+    return verifier, losses, {"cache_s": round(cache_s, 1),
+                              "train_s": round(time.perf_counter() - t0, 1)}
+
+
+def _bar(progress: bool, total: int, desc: str) -> Any:
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="batch")
+
+
+def _tick(bar: Any, **postfix: str) -> None:
+    if bar is not None:
+        bar.update(1)
+        if postfix:
+            bar.set_postfix(**postfix)
+
+
+def _close(bar: Any) -> None:
+    if bar is not None:
+        bar.close()
 
 
 def _evaluate(verifier: Verifier, cfg: TrainConfig, *, progress: bool) -> dict[str, Any]:

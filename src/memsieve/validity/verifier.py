@@ -7,10 +7,17 @@ fed the deployed calibrator's input form (validity-context-layer §6.4)::
             memory should be demoted for this user query.
     second: TARGET_MEMORY: {target}
 
-Only the top ``n_trainable_layers`` encoder layers, the pooler and the head are trained; the
-checkpoint (``weights/verifier-default.pt``) holds just those tensors in fp16, with a config
-that carries the two validation-chosen thresholds. The frozen lower layers and embeddings are
-read from the installed base package at load time.
+The head reads segment-pooled features, not the [CLS] pooler: all-MiniLM-L6-v2 was trained
+with mean pooling and its [CLS] state carries little (a frozen encoder gave 0.65 validation
+accuracy through [CLS], 0.71 through the segment features). Features are
+``[cls, mean_first, mean_second, mean_first * mean_second, |mean_first - mean_second|]``
+(5 × 384) → Linear(384) → GELU → Linear(2).
+
+Only the top ``n_trainable_layers`` encoder layers and the head are trained; the checkpoint
+(``weights/verifier-default.pt``) holds just those tensors in fp16, with a config that carries
+the two validation-chosen thresholds. The embeddings and lower layers are read from the
+installed base package at load time. The encoder runs layer by layer (``ValidityModel``), so
+training can cache the frozen layers' output and run only the trained ones.
 """
 
 from __future__ import annotations
@@ -88,18 +95,97 @@ def _base_version() -> str | None:
 
 
 def trained_prefixes(n_trainable_layers: int) -> tuple[str, ...]:
-    """State-dict prefixes of the trained part: the top layers, the pooler, the head."""
+    """State-dict prefixes of the trained part: the top encoder layers and the head."""
     if not 0 <= n_trainable_layers <= N_BASE_LAYERS:
         raise ConfigError(f"n_trainable_layers must be in 0..{N_BASE_LAYERS}")
     layers = range(N_BASE_LAYERS - n_trainable_layers, N_BASE_LAYERS)
-    return (*(f"bert.encoder.layer.{i}." for i in layers), "bert.pooler.", "classifier.")
+    return (*(f"bert.encoder.layer.{i}." for i in layers), "head.")
+
+
+def _model_class() -> Any:
+    """``ValidityModel`` (defined lazily: torch is imported only when a verifier is built)."""
+    global _VALIDITY_MODEL
+    if _VALIDITY_MODEL is not None:
+        return _VALIDITY_MODEL
+    import torch
+    from torch import nn
+
+    class SegmentHead(nn.Module):
+        """Pool [CLS] and each segment's mean, combine, classify (2 logits)."""
+
+        def __init__(self, dim: int, *, dropout: float = 0.1) -> None:
+            super().__init__()
+            self.proj = nn.Linear(5 * dim, dim)
+            self.act = nn.GELU()
+            self.dropout = nn.Dropout(dropout)
+            self.out = nn.Linear(dim, 2)
+
+        def features(self, hidden: torch.Tensor, mask: torch.Tensor,
+                     token_types: torch.Tensor) -> torch.Tensor:
+            m = mask.to(hidden.dtype)
+            a = m * (token_types == 0).to(hidden.dtype)
+            b = m * (token_types == 1).to(hidden.dtype)
+            mean_a = (hidden * a[..., None]).sum(1) / a.sum(1, keepdim=True).clamp(min=1.0)
+            mean_b = (hidden * b[..., None]).sum(1) / b.sum(1, keepdim=True).clamp(min=1.0)
+            return torch.cat([hidden[:, 0], mean_a, mean_b, mean_a * mean_b,
+                              (mean_a - mean_b).abs()], dim=-1)
+
+        def forward(self, feats: torch.Tensor) -> torch.Tensor:
+            return self.out(self.dropout(self.act(self.proj(feats))))
+
+    class ValidityModel(nn.Module):
+        """BERT encoder run layer by layer, then ``SegmentHead``.
+
+        ``bottom`` runs the embeddings and the first ``k`` layers (what training caches);
+        ``top`` runs the rest and the head; ``forward`` is both.
+        """
+
+        def __init__(self, bert: nn.Module) -> None:
+            super().__init__()
+            self.bert = bert
+            self.head = SegmentHead(bert.config.hidden_size)
+
+        @staticmethod
+        def _extended(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+            return (1.0 - mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
+
+        def _layers(self, hidden: torch.Tensor, mask: torch.Tensor, start: int,
+                    stop: int) -> torch.Tensor:
+            ext = self._extended(mask, hidden.dtype)
+            for layer in self.bert.encoder.layer[start:stop]:
+                out = layer(hidden, attention_mask=ext)
+                hidden = out[0] if isinstance(out, tuple) else out
+            return hidden
+
+        def bottom(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                   token_type_ids: torch.Tensor, k: int) -> torch.Tensor:
+            hidden = self.bert.embeddings(input_ids=input_ids, token_type_ids=token_type_ids)
+            return self._layers(hidden, attention_mask, 0, k)
+
+        def top(self, hidden: torch.Tensor, attention_mask: torch.Tensor,
+                token_type_ids: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+            """(logits, pooled features) from the output of layer ``k``."""
+            hidden = self._layers(hidden, attention_mask, k, len(self.bert.encoder.layer))
+            feats = self.head.features(hidden, attention_mask, token_type_ids)
+            return self.head(feats), feats
+
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                    token_type_ids: torch.Tensor) -> torch.Tensor:
+            hidden = self.bottom(input_ids, attention_mask, token_type_ids, 0)
+            return self.top(hidden, attention_mask, token_type_ids, 0)[0]
+
+    _VALIDITY_MODEL = ValidityModel
+    return ValidityModel
+
+
+_VALIDITY_MODEL: Any = None
 
 
 class Verifier:
     """Cross-encoder validity verifier (a ``PairScorer``). Build with ``load`` or ``from_base``.
 
     Args:
-        model: a ``BertForSequenceClassification`` with 2 labels (label 1 = overturned).
+        model: a ``ValidityModel`` (2 logits; label 1 = overturned).
         tokenizer: the base model's tokenizer.
         config: checkpoint config (``n_trainable_layers``, ``max_length``, ``thresholds``, ...).
         device: torch device string.
@@ -118,7 +204,7 @@ class Verifier:
     def from_base(
         cls, *, n_trainable_layers: int = 2, max_length: int = 256, device: str = "cpu"
     ) -> Verifier:
-        """The base MiniLM with a fresh 2-class head (untrained; for training and tests).
+        """The base MiniLM with a fresh head (untrained; for training and tests).
 
         The head's initial weights come from torch's global RNG: seed it first for a
         reproducible start.
@@ -126,26 +212,25 @@ class Verifier:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         path = _base_path()
+        trained_prefixes(n_trainable_layers)  # validates the count
         try:
-            from transformers import AutoModelForSequenceClassification, AutoTokenizer
+            from transformers import AutoModel, AutoTokenizer
             from transformers.utils import logging as hf_logging
         except ImportError as err:  # pragma: no cover
             raise MissingDependency("the validity verifier needs `pip install transformers`") \
                 from err
         hf_logging.disable_progress_bar()
         verbosity = hf_logging.get_verbosity()
-        hf_logging.set_verbosity_error()  # the "classifier newly initialised" report is expected
+        hf_logging.set_verbosity_error()  # the unused [CLS] pooler's "unexpected keys" report
         try:
-            model = AutoModelForSequenceClassification.from_pretrained(
-                path, num_labels=2, local_files_only=True)
+            bert = AutoModel.from_pretrained(path, local_files_only=True, add_pooling_layer=False)
             tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
         finally:
             hf_logging.set_verbosity(verbosity)
-        model.to(device).eval()
+        model = _model_class()(bert).to(device).eval()
         config = {"format": CHECKPOINT_FORMAT, "base_package": BASE_PACKAGE,
                   "base_version": _base_version(), "n_trainable_layers": n_trainable_layers,
                   "max_length": max_length}
-        trained_prefixes(n_trainable_layers)  # validates the count
         return cls(model, tokenizer, config=config, device=device)
 
     @classmethod
@@ -200,7 +285,7 @@ class Verifier:
     # -- the trained part --------------------------------------------------------------------
 
     def trained_state(self) -> dict[str, Any]:
-        """The tensors of the trained part (top layers, pooler, head), fp16, on the CPU."""
+        """The tensors of the trained part (top layers, head), fp16, on the CPU."""
         prefixes = trained_prefixes(self.n_trainable_layers)
         return {k: v.detach().to("cpu").half().clone()
                 for k, v in self.model.state_dict().items() if k.startswith(prefixes)}
@@ -264,7 +349,9 @@ class Verifier:
         with torch.inference_mode():
             for s in range(0, len(order), batch_size):
                 idx = order[s : s + batch_size]
-                logits = self.model(**self.encode([triples[i] for i in idx])).logits
+                enc = self.encode([triples[i] for i in idx])
+                logits = self.model(enc["input_ids"], enc["attention_mask"],
+                                    enc["token_type_ids"])
                 probs = torch.softmax(logits.float(), dim=-1)[:, 1]
                 out[idx] = probs.cpu().numpy().astype(np.float64)
         return out

@@ -135,7 +135,7 @@ def test_stage_is_a_deterministic_permutation_and_never_mutates(retriever, hash_
     q = Query(text="Biscuit the puppy", namespace="chat")
     pool = retriever(q, [], trace=Trace())
     before = [dataclasses.replace(c) for c in pool]
-    stage = LearnedReranker(tiny_model(), encoder=hash_encoder, cache=retriever.cache)
+    stage = LearnedReranker(tiny_model(embed="full"), encoder=hash_encoder, cache=retriever.cache)
     out = stage(q, pool, trace=Trace())
     assert pool == before  # input list and candidates unchanged
     assert sorted(c.memory.id for c in out) == sorted(c.memory.id for c in pool)
@@ -162,7 +162,8 @@ def test_pipeline_default_rerank_modes(store, hash_encoder):
 
 
 def test_checkpoint_roundtrip(tmp_path, retriever, hash_encoder):
-    model = tiny_model(features=[f for f in FEATURES if f not in FEATURE_GROUPS["lexical"]])
+    lexical = FEATURE_GROUPS["lexical"]
+    model = tiny_model(embed="interactions", features=[f for f in FEATURES if f not in lexical])
     path = save_checkpoint(tmp_path / "v1.pt", model, {"train_groups": ["a"], "seed": 3})
     loaded, config = load_checkpoint(path)
     assert config["train_groups"] == ["a"] and config["seed"] == 3 and config["version"] == 1

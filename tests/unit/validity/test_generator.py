@@ -80,12 +80,17 @@ def test_every_target_precedes_its_source(sample):
 
 
 def test_turns_are_conversation_turns_and_the_query_names_the_target_speaker(sample):
+    speakers = set(g.NAMES) | {"user", "assistant"}
     for e in sample:
         speaker, _, text = e.target.partition(": ")
-        assert speaker in g.NAMES and text and text[0].isupper(), e.target
-        assert speaker in e.query, (e.query, e.target)
+        assert speaker in speakers and text and text[0].isupper(), e.target
+        if speaker == "user":  # agent transcript: "the user" or the user's own "my"
+            q = f" {e.query.lower()} "
+            assert "the user" in q or " my " in q or " i " in q, e.query
+        else:
+            assert speaker in e.query, (e.query, e.target)
         src_speaker = e.source.partition(": ")[0]
-        assert src_speaker in g.NAMES
+        assert src_speaker in speakers
         if e.stratum in ("hard_other_person", "pos_reported"):
             assert src_speaker != speaker
         elif e.stratum != "easy_chitchat":
@@ -103,8 +108,14 @@ def test_strata_have_their_shape(sample):
             assert e.source.partition(": ")[2].rstrip() != ""
 
 
+def test_a_share_of_agent_transcripts(sample):
+    share = sum(e.target.startswith("user: ") for e in sample) / len(sample)
+    assert abs(share - g.USER_SHARE * (1 - g.BASE_WEIGHTS["pos_reported"])) < 0.05
+
+
 def test_surface_variety(sample):
-    assert len({e.target for e in sample}) > 0.95 * len(sample)
+    assert len({e.target for e in sample}) > 0.85 * len(sample)  # twins share their target
+    assert len({(e.query, e.source, e.target) for e in sample}) > 0.97 * len(sample)
     assert len({e.attribute for e in sample}) == len(g.ATTRIBUTES)
 
 
@@ -170,3 +181,16 @@ def test_chain_memories_are_turns_of_one_speaker(chains):
         assert len(speakers) == 1
         (name,) = speakers
         assert all(m.text.startswith(f"{name}: ") for m in c.store_memories)
+
+
+def test_compound_strata_come_as_query_twins(sample):
+    twins = [(a, b) for a, b in zip(sample, sample[1:], strict=False)
+             if a.target == b.target and a.source == b.source and a.query != b.query]
+    assert twins
+    assert {frozenset((a.stratum, b.stratum)) for a, b in twins} == \
+        {frozenset(("pos_compound", "hard_query_scope"))}
+    n_compound = sum(e.stratum == "pos_compound" for e in sample)
+    assert len(twins) == n_compound  # every compound positive has its negative twin
+    for a, b in twins:
+        assert a.label != b.label and a.attribute != b.attribute
+

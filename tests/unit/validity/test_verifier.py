@@ -43,9 +43,9 @@ def test_pair_scorer_protocol_accepts_any_object_with_score():
     assert not isinstance(object(), PairScorer)
 
 
-def test_trained_part_is_the_top_layers_pooler_and_head():
-    assert trained_prefixes(2) == ("bert.encoder.layer.4.", "bert.encoder.layer.5.",
-                                   "bert.pooler.", "classifier.")
+def test_trained_part_is_the_top_layers_and_the_head():
+    assert trained_prefixes(2) == ("bert.encoder.layer.4.", "bert.encoder.layer.5.", "head.")
+    assert trained_prefixes(0) == ("head.",)
     with pytest.raises(ConfigError, match="n_trainable_layers"):
         trained_prefixes(7)
 
@@ -61,8 +61,9 @@ def tiny_trained() -> Verifier:
     ex = generate(8, seed=0)
     labels = torch.tensor([e.label for e in ex])
     v.model.train()
+    enc = v.encode([(e.query, e.source, e.target) for e in ex])
     for _ in range(2):
-        logits = v.model(**v.encode([(e.query, e.source, e.target) for e in ex])).logits
+        logits = v.model(enc["input_ids"], enc["attention_mask"], enc["token_type_ids"])
         loss = torch.nn.functional.cross_entropy(logits, labels)
         opt.zero_grad()
         loss.backward()
@@ -70,6 +71,16 @@ def tiny_trained() -> Verifier:
     v.model.eval()
     v.load_trained_state(v.trained_state())  # what a checkpoint holds: fp16-rounded
     return v
+
+
+def test_cached_bottom_then_top_equals_the_full_forward(tiny_trained):
+    enc = tiny_trained.encode(TRIPLES)
+    args = (enc["input_ids"], enc["attention_mask"], enc["token_type_ids"])
+    with torch.no_grad():
+        full = tiny_trained.model(*args)
+        h = tiny_trained.model.bottom(*args, 5)
+        split = tiny_trained.model.top(h, *args[1:], 5)[0]
+    torch.testing.assert_close(split, full)
 
 
 def test_score_shape_range_order_and_batching(tiny_trained):
