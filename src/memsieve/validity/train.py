@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from memsieve.errors import ConfigError
+from memsieve.pairmodel import N_BASE_LAYERS, length_batches, trained_prefixes
 from memsieve.validity.generator import (
     BASE_WEIGHTS,
     Example,
@@ -49,7 +50,7 @@ from memsieve.validity.generator import (
     group_of,
     training_weights,
 )
-from memsieve.validity.verifier import N_BASE_LAYERS, Verifier, format_pair, trained_prefixes
+from memsieve.validity.verifier import Verifier, format_pair
 
 logger = logging.getLogger(__name__)
 
@@ -159,19 +160,6 @@ def split_report(
 # ============================================================================== TRAINING
 
 
-def _batches(lengths: Sequence[int], batch_size: int, rng: random.Random) -> list[list[int]]:
-    """A seeded order: shuffle, sort by length inside windows of 50 batches, shuffle batches."""
-    idx = list(range(len(lengths)))
-    rng.shuffle(idx)
-    window = batch_size * 50
-    batches = []
-    for w in range(0, len(idx), window):
-        chunk = sorted(idx[w : w + window], key=lambda i: lengths[i])
-        batches += [chunk[b : b + batch_size] for b in range(0, len(chunk), batch_size)]
-    rng.shuffle(batches)
-    return batches
-
-
 def train_verifier(
     seed: int,
     *,
@@ -257,7 +245,7 @@ def _fit(cfg: TrainConfig, *, progress: bool) -> tuple[Verifier, list[float], di
         raise ConfigError("training data needs both classes")
     weight = torch.tensor([len(labels) / (2 * (len(labels) - n_pos)), len(labels) / (2 * n_pos)])
     rng = random.Random(cfg.seed)
-    batches = _batches([len(ids) for ids in enc["input_ids"]], cfg.batch_size, rng)
+    batches = length_batches([len(ids) for ids in enc["input_ids"]], cfg.batch_size, rng)
     bar = _bar(progress, len(batches), f"cache frozen layers 0-{k - 1}")
     t0 = time.perf_counter()
     cache = []

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from memsieve.errors import ConfigError, MissingDependency
+from memsieve.pairmodel import trained_prefixes
 from memsieve.validity import verifier as vmod
 from memsieve.validity.generator import generate
 from memsieve.validity.train import binary_metrics, choose_thresholds
@@ -15,7 +16,6 @@ from memsieve.validity.verifier import (
     PairScorer,
     Verifier,
     format_pair,
-    trained_prefixes,
 )
 
 TRIPLES = [
