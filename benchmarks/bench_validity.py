@@ -7,8 +7,11 @@
    context / demote; current-evidence H@1 and R@5, stale exposure@5, demote and protect recall,
    with bootstrap CIs over queries.
 2. LoCoMo: context mode leaves every ranking identical to off; the flag rate in the top 10.
-3. Synthetic multi-hop chains (the project's generator, fixed seed): single-hop, propagation
-   over an inferred structure, and over the oracle structure.
+3. Synthetic multi-hop chains (``make_chains``, fixed seeds, lengths 2-4, valid controls):
+   per-chain accuracy (share of chain memories labelled right) for recency, single-hop
+   scoring, propagation of the verifier's scores over the given structure, and the oracle
+   (true update node propagated over the true structure: the ceiling, exact by construction);
+   overall / invalidated-only / valid-control, by length.
 4. Latency: ms per scored pair (batched) and per query for a top-10 annotation.
 """
 
@@ -114,6 +117,52 @@ def locomo_context(verifier, encoder, tmp: Path, path: Path, limit: int) -> dict
                                       "p95": float(np.percentile(ms, 95))}}
 
 
+def multihop(verifier, seeds: list[int], n_chains: int) -> dict:
+    """Synthetic multi-hop validity (validity-context-layer §10): each chain memory is judged
+    with its own question against the later update; propagation uses ``compose.propagate``,
+    the function the stage uses for caller-given dependency edges."""
+    from memsieve.validity.compose import propagate
+    from memsieve.validity.generator import make_chains
+
+    t = thresholds(verifier).get("context_threshold", 0.5)
+    methods = ("recency", "single_hop", "propagation", "oracle")
+    per_chain: list[dict] = []
+    for seed in seeds:
+        chains = make_chains(n_chains, seed)
+        triples = [(c.queries[m.id], c.update.text, m.text) for c in chains for m in c.memories]
+        scores = iter(verifier.score(triples))
+        for c in chains:
+            direct = {m.id: float(next(scores)) for m in c.memories}
+            truth = {m.id: m.id in c.gold_invalid for m in c.memories}
+            prop = propagate(direct, c.parents)
+            oracle = propagate({m: float(m in c.direct_invalid) for m in direct}, c.parents)
+            pred = {
+                "recency": {m: True for m in direct},  # every memory older than an update
+                "single_hop": {m: direct[m] >= t for m in direct},
+                "propagation": {m: prop[m] >= t for m in direct},
+                "oracle": {m: oracle[m] >= 0.5 for m in direct},
+            }
+            per_chain.append({
+                "seed": seed, "length": c.length, "invalidated": bool(c.gold_invalid),
+                **{k: float(np.mean([pred[k][m] == truth[m] for m in direct])) for k in methods},
+            })
+    out: dict = {"seeds": seeds, "chains_per_seed": n_chains, "threshold": t, "splits": {}}
+    for split, keep in (("all", lambda r: True), ("invalidated", lambda r: r["invalidated"]),
+                        ("valid_control", lambda r: not r["invalidated"])):
+        rows = [r for r in per_chain if keep(r)]
+        block = {}
+        for length in ("all", 2, 3, 4):
+            sub = [r for r in rows if length == "all" or r["length"] == length]
+            block[str(length)] = {"n": len(sub), **{
+                k: {"mean": float(np.mean([r[k] for r in sub])),
+                    "seed_std": float(np.std([np.mean([r[k] for r in sub if r["seed"] == s])
+                                              for s in seeds])),
+                    "ci95": list(bootstrap_ci(np.array([r[k] for r in sub])))}
+                for k in methods}}
+        out["splits"][split] = block
+    return out
+
+
 def pair_latency(verifier) -> dict:
     """ms per (query, source, target) pair when scored in batches of 10 and 32."""
     triple = ("Where does Sam work now?", "Sam: I quit the hospital, I teach at Greenfield now.",
@@ -140,8 +189,13 @@ def main() -> None:
     ap.add_argument("--memora", type=Path, default=SHARED / "memora" / "weekly")
     ap.add_argument("--locomo", type=Path, default=SHARED / "locomo" / "locomo10.json")
     ap.add_argument("--locomo-queries", type=int, default=0, help="0 = all")
+    ap.add_argument("--chains", type=int, default=300, help="multi-hop chains per seed")
+    ap.add_argument("--chain-seeds", default="101,202,303,404,505")
+    ap.add_argument("--only", choices=("memora", "multihop", "latency", "locomo"),
+                    action="append", help="run only these parts (repeatable)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
+    parts = set(args.only or ("memora", "multihop", "latency", "locomo"))
     from memsieve.validity.verifier import Verifier
 
     t0 = time.perf_counter()
@@ -151,13 +205,20 @@ def main() -> None:
     out = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
            "verifier_load_s": round(load_s, 2), "thresholds": thresholds(verifier)}
     with tempfile.TemporaryDirectory() as tmp:
-        out["memora_current"] = memora_current(verifier, encoder, Path(tmp), args.memora)
-        print(json.dumps(out["memora_current"], indent=1), flush=True)
-        out["pair_latency_ms"] = pair_latency(verifier)
-        print(json.dumps(out["pair_latency_ms"]), flush=True)
-        out["locomo_context"] = locomo_context(verifier, encoder, Path(tmp), args.locomo,
-                                               args.locomo_queries)
-        print(json.dumps(out["locomo_context"]), flush=True)
+        if "memora" in parts:
+            out["memora_current"] = memora_current(verifier, encoder, Path(tmp), args.memora)
+            print(json.dumps(out["memora_current"], indent=1), flush=True)
+        if "multihop" in parts:
+            seeds = [int(x) for x in args.chain_seeds.split(",")]
+            out["multihop"] = multihop(verifier, seeds, args.chains)
+            print(json.dumps(out["multihop"]["splits"]), flush=True)
+        if "latency" in parts:
+            out["pair_latency_ms"] = pair_latency(verifier)
+            print(json.dumps(out["pair_latency_ms"]), flush=True)
+        if "locomo" in parts:
+            out["locomo_context"] = locomo_context(verifier, encoder, Path(tmp), args.locomo,
+                                                   args.locomo_queries)
+            print(json.dumps(out["locomo_context"]), flush=True)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
 
