@@ -86,8 +86,9 @@ class Pipeline:
     ) -> Pipeline:
         """The standard pipeline over ``store``; the encoder defaults to the store's model.
 
-        ``rerank``: ``"v1"`` adds the learned reranker over the pool, ``"off"`` leaves it out;
-        None (default) adds it when its packaged checkpoint fits the encoder and method.
+        ``rerank``: ``"v1"`` adds the learned reranker over the pool, ``"v2"`` also the
+        cross-encoder over v1's top-10, ``"off"`` leaves both out; None (default) adds v1 when
+        its packaged checkpoint fits the encoder and method, and v2 after it.
         ``validity``: ``"context"`` annotates the top-k with the packaged verifier, ``"demote"``
         also moves flagged results down, ``None`` / ``"off"`` (default for now) leaves the layer
         out: the released verifier does not yet separate stale from current memories on real
@@ -102,7 +103,11 @@ class Pipeline:
             from memsieve.rerank.learned import default_reranker  # needs torch
 
             v1 = default_reranker(rerank, encoder=encoder, cache=retriever.cache, method=method)
-            stages += [v1] if v1 is not None else []
+            if v1 is not None:
+                from memsieve.rerank.cross import default_cross_reranker
+
+                v2 = default_cross_reranker(rerank)
+                stages += [v1] + ([v2] if v2 is not None else [])
         if validity not in (None, "off"):
             from memsieve.validity.stage import ValidityStage
             from memsieve.validity.verifier import Verifier

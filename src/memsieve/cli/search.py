@@ -68,7 +68,10 @@ def search(
     pool: Annotated[int, typer.Option(help="First-stage pool size.", min=1)] = 500,
     rerank: Annotated[
         str | None,
-        typer.Option(help="off or v1 (default: v1 when its checkpoint fits the store's model)."),
+        typer.Option(
+            help="off, v1 or v2 (v1 then the top-10 cross-encoder; the default when v1's "
+            "checkpoint fits the store's model)."
+        ),
     ] = None,
     validity: Annotated[
         str,

@@ -239,7 +239,15 @@ def _learned_v1() -> FirstStage:
     return V1Pipeline()
 
 
+def _learned_v2() -> FirstStage:
+    """v1, then the v2 cross-encoder over its protected top-10."""
+    from memsieve.rerank.eval_pipeline import V2Pipeline
+
+    return V2Pipeline()
+
+
 PIPELINES["turn"]["v1"] = _learned_v1
+PIPELINES["turn"]["v2"] = _learned_v2
 
 
 def get_pipeline(name: str, level: str) -> FirstStage:

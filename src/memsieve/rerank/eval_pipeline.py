@@ -1,8 +1,10 @@
-"""The ``v1`` eval pipeline: the fitted fusion first stage, then the v1 reranker over its pool.
+"""The ``v1`` and ``v2`` eval pipelines: the fitted fusion first stage, the v1 reranker over its
+pool, and (v2) the cross-encoder over v1's protected top-10.
 
-On LoCoMo it loads the checkpoint trained on the split seed's train half
-(``v1-seed{seed}.pt``); on any other dataset the default checkpoint (trained on LoCoMo only).
-Either way it refuses a checkpoint whose train groups overlap the split's test groups.
+On LoCoMo each loads the checkpoints trained on the split seed's train half
+(``v1-seed{seed}.pt``, ``v2-seed{seed}.pt``); on any other dataset the default checkpoints
+(trained on LoCoMo only). Either way it refuses a checkpoint whose train groups overlap the
+split's test groups.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 from memsieve.errors import ConfigError
 from memsieve.eval.datasets import EvalQuery, split
 from memsieve.eval.harness import Context, FirstStage, Ranking
+from memsieve.rerank.cross import PROTECTED, CrossEncoder, combine
 from memsieve.rerank.features import NamespaceFeatures, pool_features
 from memsieve.rerank.learned import V1Model, load_checkpoint, weights_dir
 from memsieve.rerank.train import context_namespaces
@@ -24,32 +27,35 @@ from memsieve.rerank.train import context_namespaces
 class V1Pipeline(FirstStage):
     """Fusion first stage (alpha fitted on the train half) + v1 rerank of the top ``pool``."""
 
-    def __init__(self, pool: int = 500, *, weights: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        pool: int = 500,
+        *,
+        weights: str | Path | None = None,
+        checkpoint: str | Path | None = None,
+    ) -> None:
         super().__init__("fusion", "turn", pool)
         self.weights = Path(weights) if weights is not None else weights_dir()
+        self.fixed = Path(checkpoint) if checkpoint is not None else None
         self.model: V1Model | None = None
         self.config: dict = {}
         self._namespaces: dict[str, NamespaceFeatures] = {}
+        self._texts: dict[str, dict[str, str]] = {}
 
-    def checkpoint(self, dataset: str, seed: int) -> Path:
+    def checkpoint(self, dataset: str, seed: int, stage: str = "v1") -> Path:
         """LoCoMo: the seed's own checkpoint; other datasets: the default (LoCoMo-only) one."""
-        name = f"v1-seed{seed}.pt" if dataset == "locomo" else "v1-default.pt"
+        name = f"{stage}-seed{seed}.pt" if dataset == "locomo" else f"{stage}-default.pt"
         return self.weights / name
 
     def fit(self, ctx: Context, train: Sequence[EvalQuery], seed: int) -> None:
         """Fit alpha as the fusion baseline does, then load the checkpoint and check that it
-        never saw a test group."""
+        never saw a test group (a ``checkpoint`` given to the constructor is for training
+        on top of v1, and is not checked against a split)."""
         super().fit(ctx, train, seed)
-        path = self.checkpoint(ctx.task.name, seed)
+        path = self.fixed or self.checkpoint(ctx.task.name, seed)
         self.model, self.config = load_checkpoint(path)
-        _, test = split(ctx.task.groups, seed)
-        seen = set(self.config.get("train_groups", []))
-        overlap = sorted(seen & set(test))
-        if overlap:
-            raise ConfigError(
-                f"{path} was trained on test group(s) {overlap} of split seed {seed}; "
-                "train it on this split's train half (memsieve train v1 --seed S)"
-            )
+        if self.fixed is None:
+            refuse_overlap(path, self.config, ctx, seed)
         if self.config.get("encoder") not in (None, ctx.encoder.name):
             raise ConfigError(
                 f"{path} was trained on {self.config['encoder']!r} vectors, "
@@ -57,6 +63,10 @@ class V1Pipeline(FirstStage):
             )
 
     def rank(self, ctx: Context, q: EvalQuery) -> Ranking:
+        return self.rank_scored(ctx, q)[0]
+
+    def rank_scored(self, ctx: Context, q: EvalQuery) -> tuple[Ranking, np.ndarray]:
+        """The v1 ranking and its scores, in ranked order."""
         if self.model is None:
             raise ConfigError("V1Pipeline.rank called before fit")
         # built once per namespace and not timed, like the first stage's index and vectors
@@ -76,4 +86,51 @@ class V1Pipeline(FirstStage):
         ids = [first.ids[i] for i in order]
         ms = dict(first.ms)
         ms["rerank_v1"] = (time.perf_counter() - t0) * 1000.0
+        return Ranking(ids, ms), scores[order]
+
+    def namespace_texts(self, ctx: Context, namespace: str) -> dict[str, str]:
+        """Memory id -> text of a namespace (built once per namespace)."""
+        if namespace not in self._texts:
+            self._texts[namespace] = {m.id: m.text for m in ctx.store.list(namespace)}
+        return self._texts[namespace]
+
+
+def refuse_overlap(path: Path, config: dict, ctx: Context, seed: int) -> None:
+    """ConfigError when a checkpoint's train groups overlap split ``seed``'s test half."""
+    _, test = split(ctx.task.groups, seed)
+    overlap = sorted(set(config.get("train_groups", [])) & set(test))
+    if overlap:
+        raise ConfigError(
+            f"{path} was trained on test group(s) {overlap} of split seed {seed}; "
+            f"train it on this split's train half (memsieve train ... --seed {seed})"
+        )
+
+
+class V2Pipeline(V1Pipeline):
+    """v1, then the v2 cross-encoder over v1's top ``PROTECTED`` (the rest stays in v1 order)."""
+
+    def __init__(self, pool: int = 500, *, weights: str | Path | None = None,
+                 quantize: bool = True) -> None:
+        super().__init__(pool, weights=weights)
+        self.quantize = quantize
+        self.cross: CrossEncoder | None = None
+
+    def fit(self, ctx: Context, train: Sequence[EvalQuery], seed: int) -> None:
+        super().fit(ctx, train, seed)
+        path = self.checkpoint(ctx.task.name, seed, "v2")
+        self.cross = CrossEncoder.load(path)
+        refuse_overlap(path, self.cross.config, ctx, seed)
+
+    def rank(self, ctx: Context, q: EvalQuery) -> Ranking:
+        if self.cross is None:
+            raise ConfigError("V2Pipeline.rank called before fit")
+        first, v1 = self.rank_scored(ctx, q)
+        texts = self.namespace_texts(ctx, q.namespace)
+        head = first.ids[:PROTECTED]
+        t0 = time.perf_counter()
+        logits = self.cross.score(q.text, [texts[i] for i in head], quantize=self.quantize)
+        order = np.argsort(-combine(logits, v1[: len(head)], self.cross.weight), kind="stable")
+        ids = [head[i] for i in order] + first.ids[PROTECTED:]
+        ms = dict(first.ms)
+        ms["rerank_v2"] = (time.perf_counter() - t0) * 1000.0
         return Ranking(ids, ms)

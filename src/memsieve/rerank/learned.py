@@ -273,15 +273,16 @@ class LearnedReranker:
         return [candidates[i].with_score("v1", scores[i]) for i in order]
 
 
-RERANK_MODES = ("off", "v1")
+RERANK_MODES = ("off", "v1", "v2")
 
 
 def default_reranker(
     mode: str | None, *, encoder: Encoder, cache: IndexCache, method: str = "fusion"
 ) -> LearnedReranker | None:
-    """Stage 3 of ``Pipeline.default``: ``"off"`` -> None; ``"v1"`` -> the default checkpoint
-    (ConfigError when it cannot apply); None (auto) -> v1 when the checkpoint exists, was trained
-    on this encoder's vectors and the first stage is fusion, else None."""
+    """Stage 3 of ``Pipeline.default``: ``"off"`` -> None; ``"v1"`` or ``"v2"`` (which runs on
+    v1) -> the default checkpoint (ConfigError when it cannot apply); None (auto) -> v1 when the
+    checkpoint exists, was trained on this encoder's vectors and the first stage is fusion,
+    else None."""
     if mode is not None and mode not in RERANK_MODES:
         raise ConfigError(f"unknown rerank mode {mode!r}; choose one of {list(RERANK_MODES)}")
     if mode == "off":
@@ -297,7 +298,7 @@ def default_reranker(
             return None
         return LearnedReranker(model, encoder=encoder, cache=cache, config=config)
     if str(method) != "fusion":
-        raise ConfigError(f"--rerank v1 needs the fusion first stage, not {str(method)!r}")
+        raise ConfigError(f"--rerank {mode} needs the fusion first stage, not {str(method)!r}")
     return LearnedReranker.from_checkpoint(path, encoder=encoder, cache=cache)
 
 

