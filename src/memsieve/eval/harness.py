@@ -239,15 +239,17 @@ def _learned_v1() -> FirstStage:
     return V1Pipeline()
 
 
-def _learned_v2() -> FirstStage:
-    """v1, then the v2 cross-encoder over its protected top-10."""
+def _learned_v2(quantize: bool = True) -> FirstStage:
+    """v1, then the v2 cross-encoder over its protected top-10 (int8, as shipped; v2_fp32:
+    the same checkpoints unquantised)."""
     from memsieve.rerank.eval_pipeline import V2Pipeline
 
-    return V2Pipeline()
+    return V2Pipeline(quantize=quantize)
 
 
 PIPELINES["turn"]["v1"] = _learned_v1
 PIPELINES["turn"]["v2"] = _learned_v2
+PIPELINES["turn"]["v2_fp32"] = lambda: _learned_v2(quantize=False)
 
 
 def get_pipeline(name: str, level: str) -> FirstStage:
