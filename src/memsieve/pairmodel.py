@@ -178,6 +178,20 @@ def load_trained_state(model: Any, n_trainable_layers: int, state: Mapping[str, 
     model.load_state_dict({k: v.to(own[k].dtype) for k, v in state.items()}, strict=False)
 
 
+def read_checkpoint(path: Any, fmt: str) -> dict[str, Any]:
+    """``{"config", "state_dict"}`` of a pair-model checkpoint of format ``fmt``; ConfigError
+    for an unreadable file or another format (the caller checks that ``path`` exists)."""
+    import torch
+
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # torch raises several types for a bad file
+        raise ConfigError(f"{path} is not a readable checkpoint: {err}") from None
+    if not isinstance(blob, dict) or blob.get("config", {}).get("format") != fmt:
+        raise ConfigError(f"{path} is not a {fmt} checkpoint")
+    return blob
+
+
 def length_batches(lengths: Sequence[int], batch_size: int, rng: random.Random) -> list[list[int]]:
     """A seeded order: shuffle, sort by length inside windows of 50 batches, shuffle batches
     (little padding, still a random order)."""
@@ -219,6 +233,7 @@ __all__ = [
     "load_base",
     "load_trained_state",
     "quantized",
+    "read_checkpoint",
     "trained_prefixes",
     "trained_state",
 ]

@@ -16,15 +16,21 @@ train_app = typer.Typer(
 )
 app.add_typer(train_app, name="train")
 
+# the options every reranker training command takes
+SeedOption = Annotated[int, typer.Option(help="Split seed: trains on that split's train half.")]
+DataOption = Annotated[Path | None, typer.Option(help="LoCoMo file (locomo10.json).")]
+OutOption = Annotated[Path | None, typer.Option(help="Checkpoint path to write.")]
+AllOption = Annotated[
+    bool, typer.Option("--all", help="Train on every conversation (the default checkpoint).")
+]
+
 
 @train_app.command("v1")
 def train_v1(
-    seed: Annotated[int, typer.Option(help="Split seed: trains on that split's train half.")] = 7,
-    data: Annotated[Path | None, typer.Option(help="LoCoMo file (locomo10.json).")] = None,
-    out: Annotated[Path | None, typer.Option(help="Checkpoint path to write.")] = None,
-    all_: Annotated[
-        bool, typer.Option("--all", help="Train on every conversation (the default checkpoint).")
-    ] = False,
+    seed: SeedOption = 7,
+    data: DataOption = None,
+    out: OutOption = None,
+    all_: AllOption = False,
     ablate: Annotated[
         str | None,
         typer.Option(help="Feature groups to drop, comma-separated: lexical, window, context, ..."),
@@ -72,12 +78,10 @@ def train_v1(
 
 @train_app.command("v2")
 def train_v2(
-    seed: Annotated[int, typer.Option(help="Split seed: trains on that split's train half.")] = 7,
-    data: Annotated[Path | None, typer.Option(help="LoCoMo file (locomo10.json).")] = None,
-    out: Annotated[Path | None, typer.Option(help="Checkpoint path to write.")] = None,
-    all_: Annotated[
-        bool, typer.Option("--all", help="Train on every conversation (the default checkpoint).")
-    ] = False,
+    seed: SeedOption = 7,
+    data: DataOption = None,
+    out: OutOption = None,
+    all_: AllOption = False,
     epochs: Annotated[int, typer.Option(help="Epochs (the best on validation is kept).", min=1)]
     = 3,
     threads: Annotated[int | None, typer.Option(help="torch threads.", min=1)] = None,

@@ -76,17 +76,10 @@ class CrossEncoder:
     @classmethod
     def load(cls, path: str | Path) -> CrossEncoder:
         """Load a checkpoint written by ``save`` (no network: the base comes from the package)."""
-        import torch
-
         path = Path(path)
         if not path.is_file():
             raise NotFound(f"no v2 checkpoint at {path}; train one with `memsieve train v2`")
-        try:
-            blob = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception as err:  # torch raises several types for a bad file
-            raise ConfigError(f"{path} is not a readable checkpoint: {err}") from None
-        if not isinstance(blob, dict) or blob.get("config", {}).get("format") != FORMAT:
-            raise ConfigError(f"{path} is not a {FORMAT} checkpoint")
+        blob = pairmodel.read_checkpoint(path, FORMAT)
         config = blob["config"]
         enc = cls.from_base(n_trainable_layers=int(config["n_trainable_layers"]),
                             max_length=int(config["max_length"]))

@@ -136,12 +136,7 @@ class Verifier:
             if threads < 1:
                 raise ConfigError(f"threads must be >= 1, got {threads}")
             torch.set_num_threads(threads)
-        try:
-            blob = torch.load(ckpt_path, map_location="cpu", weights_only=True)
-        except Exception as err:  # torch raises several types for a bad file
-            raise ConfigError(f"{ckpt_path} is not a readable checkpoint: {err}") from None
-        if not isinstance(blob, dict) or blob.get("config", {}).get("format") != CHECKPOINT_FORMAT:
-            raise ConfigError(f"{ckpt_path} is not a {CHECKPOINT_FORMAT} checkpoint")
+        blob = pairmodel.read_checkpoint(ckpt_path, CHECKPOINT_FORMAT)
         config = blob["config"]
         if config.get("base_version") not in (None, pairmodel.base_version()):
             logger.warning("checkpoint trained on %s %s, installed %s", BASE_PACKAGE,
