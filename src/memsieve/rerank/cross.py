@@ -14,7 +14,6 @@ layers run int8-quantised (``pairmodel.quantized``): 10 pairs in ~45 ms on 2 cor
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,8 +25,6 @@ from memsieve.errors import ConfigError, MissingDependency, NotFound
 from memsieve.rerank.learned import weights_dir
 from memsieve.trace import Trace
 from memsieve.types import Candidate, Query
-
-log = logging.getLogger(__name__)
 
 FORMAT = "memsieve.rerank.v2/1"
 PROTECTED = 10
@@ -123,6 +120,14 @@ class CrossEncoder:
             out = model(enc["input_ids"], enc["attention_mask"], enc["token_type_ids"])
         return out[:, 0].float().numpy().astype(np.float64)
 
+    def reorder(self, query: str, texts: Sequence[str], prior: np.ndarray, *,
+                quantize: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(order, logits, key) of one protected list: ``key = combine(logits, prior, w)``,
+        ``order`` sorts it descending, ties in input order."""
+        logits = self.score(query, texts, quantize=quantize)
+        key = combine(logits, prior, self.weight)
+        return np.argsort(-key, kind="stable"), logits, key
+
 
 class CrossEncoderReranker:
     """Stage 4: reorder the first ``protected`` candidates by ``combine(v2, prior, w)``.
@@ -146,11 +151,9 @@ class CrossEncoderReranker:
         head, tail = candidates[: self.protected], candidates[self.protected :]
         if len(head) < 2:
             return list(candidates)
-        logits = self.encoder.score(query.text, [c.memory.text for c in head],
-                                    quantize=self.quantize)
-        prior = np.array([c.score for c in head])
-        key = combine(logits, prior, self.encoder.weight)
-        order = np.argsort(-key, kind="stable")
+        order, logits, key = self.encoder.reorder(
+            query.text, [c.memory.text for c in head], np.array([c.score for c in head]),
+            quantize=self.quantize)
         out = [head[i].with_score("v2_logit", logits[i], rank_by=False).with_score("v2", key[i])
                for i in order]
         return out + tail

@@ -18,7 +18,7 @@ import numpy as np
 from memsieve.errors import ConfigError
 from memsieve.eval.datasets import EvalQuery, split
 from memsieve.eval.harness import Context, FirstStage, Ranking
-from memsieve.rerank.cross import PROTECTED, CrossEncoder, combine
+from memsieve.rerank.cross import PROTECTED, CrossEncoder
 from memsieve.rerank.features import NamespaceFeatures, pool_features
 from memsieve.rerank.learned import V1Model, load_checkpoint, weights_dir
 from memsieve.rerank.train import context_namespaces
@@ -128,8 +128,8 @@ class V2Pipeline(V1Pipeline):
         texts = self.namespace_texts(ctx, q.namespace)
         head = first.ids[:PROTECTED]
         t0 = time.perf_counter()
-        logits = self.cross.score(q.text, [texts[i] for i in head], quantize=self.quantize)
-        order = np.argsort(-combine(logits, v1[: len(head)], self.cross.weight), kind="stable")
+        order = self.cross.reorder(q.text, [texts[i] for i in head], v1[: len(head)],
+                                   quantize=self.quantize)[0]
         ids = [head[i] for i in order] + first.ids[PROTECTED:]
         ms = dict(first.ms)
         ms["rerank_v2"] = (time.perf_counter() - t0) * 1000.0
