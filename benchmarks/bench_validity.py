@@ -48,46 +48,102 @@ def build(memories, encoder, tmp: Path, name: str):
     return store
 
 
-def memora_current(verifier, encoder, tmp: Path, period: Path) -> dict:
+def _summary(rows: dict[str, list[float]]) -> dict:
+    return {k: {"mean": float(np.mean(v)) if v else None,
+                "ci95": list(bootstrap_ci(np.array(v))) if v else None, "n": len(v)}
+            for k, v in rows.items()}
+
+
+def memora_current(verifier, encoder, tmp: Path, period: Path, policy: str) -> dict:
+    """PROTOCOL.md "Memora current state": per mode, over all personas and per persona half
+    (``dev``: the first five by name, used for the generator's error analysis; ``held_out``:
+    the other five); plus pair accuracy with the true source."""
     memories, queries = load_memora_current(period)
-    encoder.remember(list(dict.fromkeys(q.text for q in queries)),
-                     cached_vectors(encoder.inner, list(dict.fromkeys(q.text for q in queries)),
-                                    progress=False))
+    by_id = {m.id: m for m in memories}
+    texts = list(dict.fromkeys(q.text for q in queries))
+    encoder.remember(texts, cached_vectors(encoder.inner, texts, progress=False))
     store = build(memories, encoder, tmp, "memora")
     retriever = Retriever(store, encoder)
-    per_mode: dict[str, dict[str, list[float]]] = {}
+    dev = set(sorted({q.namespace for q in queries})[:5])
+    halves = {"all": lambda q: True, "dev": lambda q: q.namespace in dev,
+              "held_out": lambda q: q.namespace not in dev}
+    out: dict = {"queries": len(queries), "memories": len(memories), "source_policy": policy,
+                 "dev_personas": sorted(dev), "modes": {}}
     for mode in MODES:
-        stage = ValidityStage([verifier], mode=mode, store=store, **thresholds(verifier))
+        stage = ValidityStage([verifier], mode=mode, store=store, cache=retriever.cache,
+                              source_policy=policy, **thresholds(verifier))
         pipe = Pipeline([retriever, stage], k=10)
-        rows: dict[str, list[float]] = {k: [] for k in (
-            "current_H@1", "current_R@5", "stale_exposure@5", "demote_recall", "protect_recall")}
+        per_query = []
         for q in queries:
             res = pipe.run(Query(text=q.text, namespace=q.namespace)).results
-            sess = [r.session_id for r in res]
+            ids = [r.memory_id for r in res]
             flag = [r.annotations.get("validity") is not None
                     and r.annotations["validity"].status == "possibly_outdated" for r in res]
-            rows["current_H@1"].append(float(bool(sess) and sess[0] in q.current_sessions))
-            hit = {s for s in sess[:5] if s in q.current_sessions}
-            rows["current_R@5"].append(len(hit) / len(q.current_sessions))
-            rows["stale_exposure@5"].append(float(sum(
-                s in q.stale_sessions and not f for s, f in zip(sess[:5], flag[:5], strict=True))))
-            stale = [f for s, f in zip(sess, flag, strict=True) if s in q.stale_sessions]
-            cur = [not f for s, f in zip(sess, flag, strict=True) if s in q.current_sessions]
+            row = {"current_H@1": float(bool(ids) and ids[0] in q.current),
+                   "current_R@5": len(q.current & set(ids[:5])) / min(5, len(q.current)),
+                   "stale_exposure@5": float(sum(i in q.stale and not f
+                                                 for i, f in zip(ids[:5], flag[:5], strict=True)))}
+            stale = [f for i, f in zip(ids, flag, strict=True) if i in q.stale]
+            keep = [not f for i, f in zip(ids, flag, strict=True) if i in q.current | q.update]
             if stale:
-                rows["demote_recall"].append(float(np.mean(stale)))
-            if cur:
-                rows["protect_recall"].append(float(np.mean(cur)))
-        per_mode[mode] = rows
-    out = {"queries": len(queries), "memories": len(memories), "modes": {}}
-    for mode, rows in per_mode.items():
-        out["modes"][mode] = {k: {"mean": float(np.mean(v)) if v else None,
-                                  "ci95": list(bootstrap_ci(np.array(v))) if v else None,
-                                  "n": len(v)} for k, v in rows.items()}
+                row["demote_recall"] = float(np.mean(stale))
+            if keep:
+                row["protect_recall"] = float(np.mean(keep))
+            per_query.append((q, row))
+        out["modes"][mode] = {}
+        for half, keep_q in halves.items():
+            rows: dict[str, list[float]] = {k: [] for k in (
+                "current_H@1", "current_R@5", "stale_exposure@5", "demote_recall",
+                "protect_recall")}
+            for q, row in per_query:
+                if keep_q(q):
+                    for k, v in row.items():
+                        rows[k].append(v)
+            out["modes"][mode][half] = _summary(rows)
+    out["pair_accuracy_true_source"] = memora_pairs(verifier, queries, by_id, halves)
     store.close()
     return out
 
 
-def locomo_context(verifier, encoder, tmp: Path, path: Path, limit: int) -> dict:
+def memora_pairs(verifier, queries, by_id, halves) -> dict:
+    """The relation judgment alone: (question, true update turn, the turn it overturns) should
+    be flagged; the same update against the question's other earlier evidence turns (current
+    ones, and stale ones another update overturns) should not."""
+    from memsieve.validity.stage import is_later
+
+    t = thresholds(verifier).get("context_threshold", 0.5)
+    triples, labels, owner = [], [], []
+    for q in queries:
+        partner = {}
+        for old, upd in q.pairs:
+            partner.setdefault(upd, set()).add(old)
+        for upd, olds in partner.items():
+            u = by_id[upd]
+            for tid in sorted(q.current | q.stale):
+                if tid in olds or is_later(by_id[tid], u) or tid == upd:
+                    continue
+                triples.append((q.text, u.text, by_id[tid].text))
+                labels.append(0)
+                owner.append(q)
+            for old in sorted(olds):
+                triples.append((q.text, u.text, by_id[old].text))
+                labels.append(1)
+                owner.append(q)
+    scores = verifier.score(triples)
+    labels_a = np.array(labels)
+    pred = scores >= t
+    out = {"threshold": t}
+    for half, keep_q in halves.items():
+        m = np.array([keep_q(q) for q in owner])
+        pos, neg = m & (labels_a == 1), m & (labels_a == 0)
+        out[half] = {"positives": int(pos.sum()), "negatives": int(neg.sum()),
+                     "positive_recall": float(pred[pos].mean()) if pos.any() else None,
+                     "negative_specificity": float((~pred[neg]).mean()) if neg.any() else None,
+                     "accuracy": float((pred[m] == labels_a[m].astype(bool)).mean())}
+    return out
+
+
+def locomo_context(verifier, encoder, tmp: Path, path: Path, limit: int, policy: str) -> dict:
     """Context mode must leave every ranking identical to off; how often does it flag?"""
     from memsieve.eval.datasets import load_locomo
 
@@ -98,7 +154,8 @@ def locomo_context(verifier, encoder, tmp: Path, path: Path, limit: int) -> dict
     store = build(task.memories, encoder, tmp, "locomo")
     retriever = Retriever(store, encoder)
     off = Pipeline([retriever], k=10)
-    ctx = Pipeline([retriever, ValidityStage([verifier], store=store, **thresholds(verifier))],
+    ctx = Pipeline([retriever, ValidityStage([verifier], store=store, cache=retriever.cache,
+                                             source_policy=policy, **thresholds(verifier))],
                    k=10)
     identical, flagged, total, ms = 0, 0, 0, []
     for q in queries:
@@ -121,8 +178,8 @@ def multihop(verifier, seeds: list[int], n_chains: int) -> dict:
     """Synthetic multi-hop validity (validity-context-layer §10): each chain memory is judged
     with its own question against the later update; propagation uses ``compose.propagate``,
     the function the stage uses for caller-given dependency edges."""
+    from memsieve.validity.chains import make_chains
     from memsieve.validity.compose import propagate
-    from memsieve.validity.generator import make_chains
 
     t = thresholds(verifier).get("context_threshold", 0.5)
     methods = ("recency", "single_hop", "propagation", "oracle")
@@ -179,9 +236,15 @@ def pair_latency(verifier) -> dict:
     return out
 
 
+GATE = {"on": True}  # --no-gate turns the checkpoint's similarity floor off
+
+
 def thresholds(verifier) -> dict:
-    cfg = getattr(verifier, "thresholds", None) or {}
-    return {k: cfg[k] for k in ("context_threshold", "demote_threshold") if k in cfg}
+    """The stage keywords from the checkpoint (the MiniLM store: the similarity floor too)."""
+    out = verifier.stage_thresholds("minilm")
+    if not GATE["on"]:
+        out.pop("min_similarity", None)
+    return out
 
 
 def main() -> None:
@@ -193,20 +256,26 @@ def main() -> None:
     ap.add_argument("--chain-seeds", default="101,202,303,404,505")
     ap.add_argument("--only", choices=("memora", "multihop", "latency", "locomo"),
                     action="append", help="run only these parts (repeatable)")
+    ap.add_argument("--source-policy", default="top1", choices=("top1", "nearest"),
+                    help="the validity stage's source policy for Memora and LoCoMo")
+    ap.add_argument("--checkpoint", type=Path, help="verifier (default: the packaged one)")
+    ap.add_argument("--no-gate", action="store_true", help="ignore the similarity floor")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     parts = set(args.only or ("memora", "multihop", "latency", "locomo"))
+    GATE["on"] = not args.no_gate
     from memsieve.validity.verifier import Verifier
 
     t0 = time.perf_counter()
-    verifier = Verifier.load(threads=1)  # 1 thread was faster on the shared 2 cores
+    verifier = Verifier.load(args.checkpoint, threads=1)  # faster than 2 on the shared cores
     load_s = time.perf_counter() - t0
     encoder = MemoEncoder(MiniLMEncoder(), capacity=100_000)
     out = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
            "verifier_load_s": round(load_s, 2), "thresholds": thresholds(verifier)}
     with tempfile.TemporaryDirectory() as tmp:
         if "memora" in parts:
-            out["memora_current"] = memora_current(verifier, encoder, Path(tmp), args.memora)
+            out["memora_current"] = memora_current(verifier, encoder, Path(tmp), args.memora,
+                                                   args.source_policy)
             print(json.dumps(out["memora_current"], indent=1), flush=True)
         if "multihop" in parts:
             seeds = [int(x) for x in args.chain_seeds.split(",")]
@@ -217,7 +286,7 @@ def main() -> None:
             print(json.dumps(out["pair_latency_ms"]), flush=True)
         if "locomo" in parts:
             out["locomo_context"] = locomo_context(verifier, encoder, Path(tmp), args.locomo,
-                                                   args.locomo_queries)
+                                                   args.locomo_queries, args.source_policy)
             print(json.dumps(out["locomo_context"]), flush=True)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")

@@ -1,17 +1,26 @@
 """Memora current-state task (benchmarks/PROTOCOL.md, "Memora current state").
 
-For each question, the sessions named under ``memory_evidence`` hold the current state and
-those named only under ``forgetting_evidence`` hold updated or deleted state. A retrieved turn
-is *current* if its session is a current-evidence session and *stale* if it is a
-forgetting-evidence session. Only questions with both kinds are kept: they are the ones where
-a stale memory can outrank the current one. These labels are used for scoring only; they are
-never given to the pipeline (and the verifier was trained on synthetic data alone).
+Memora's ``forgetting_evidence`` names the sessions where an item was *updated or deleted*
+("I finished the client report", "I used to like 90s music, now ..."): those turns are the
+later evidence, not the stale memory. The stale memory is the earlier session that stated the
+item (its ``operation_details`` name the same value: an ``add``, or the previous ``update``).
+So, per question with both kinds of evidence, at turn level (only the turns Memora marks
+``share_memory``, the ones that state the memory):
+
+- *current*: turns of the sessions under ``memory_evidence``;
+- *update*: turns of the ``forgetting_evidence`` sessions (the overturning statements);
+- *stale*: turns of the latest earlier session that stated each forgotten value;
+- ``pairs``: (stale turn, update turn that overturns it), for pair accuracy with the true source.
+
+These labels come from Memora's evaluation files and session labels and are used for scoring
+only: the pipeline never sees them, and the verifier trains on synthetic data alone.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,22 +34,39 @@ class CurrentStateQuery:
     qid: str
     text: str
     namespace: str
-    current_sessions: frozenset[str]
-    stale_sessions: frozenset[str]
+    current: frozenset[str]  # memory ids
+    stale: frozenset[str]
+    update: frozenset[str]
+    pairs: tuple[tuple[str, str], ...]  # (stale id, update id)
     task: str
 
 
-def _session_ids(obj: Any, out: set[int]) -> set[int]:
+def _evidence(obj: Any) -> Iterator[dict]:
+    """Every evidence entry (a dict with a ``session_id``) anywhere under ``obj``."""
     if isinstance(obj, dict):
-        for k, v in obj.items():
-            if k == "session_id" and isinstance(v, int):
-                out.add(v)
-            else:
-                _session_ids(v, out)
+        if isinstance(obj.get("session_id"), int):
+            yield obj
+        for v in obj.values():
+            yield from _evidence(v)
     elif isinstance(obj, list):
         for v in obj:
-            _session_ids(v, out)
-    return out
+            yield from _evidence(v)
+
+
+def _shared_turns(namespace: str, session: dict) -> list[str]:
+    return [f"{namespace}:{session['session_id']}:{t['turn']}"
+            for t in session.get("conversation", ()) if t.get("share_memory")]
+
+
+def _origin(sessions: dict[int, dict], value: str, before: int) -> dict | None:
+    """The latest session before ``before`` whose operation names ``value``."""
+    needle = value.lower()
+    found = None
+    for sid, s in sessions.items():
+        if sid < before and needle in json.dumps(s.get("operation_details")).lower():
+            if found is None or sid > found["session_id"]:
+                found = s
+    return found
 
 
 def load_memora_current(period_dir: str | Path) -> tuple[list[Memory], list[CurrentStateQuery]]:
@@ -58,16 +84,36 @@ def load_memora_current(period_dir: str | Path) -> tuple[list[Memory], list[Curr
         files = list(persona.glob("evaluation_questions_*.json"))
         if not files:
             continue
+        sessions = {}
+        with (persona / "sessions.jsonl").open(encoding="utf-8") as fh:
+            for line in fh:
+                s = json.loads(line)
+                sessions[s["session_id"]] = s
         data = json.loads(files[0].read_text(encoding="utf-8"))
         for task, items in data["questions"].items():
             for q in items:
-                current = _session_ids(q.get("memory_evidence"), set())
-                stale = _session_ids(q.get("forgetting_evidence"), set()) - current
+                current_sids = {e["session_id"] for e in _evidence(q.get("memory_evidence"))}
+                current = {t for sid in current_sids if sid in sessions
+                           for t in _shared_turns(namespace, sessions[sid])}
+                stale, update, pairs = set(), set(), []
+                for e in _evidence(q.get("forgetting_evidence")):
+                    op = sessions.get(e["session_id"])
+                    if op is None or e["session_id"] in current_sids or "value" not in e:
+                        continue
+                    origin = _origin(sessions, str(e["value"])[:40], e["session_id"])
+                    if origin is None or origin["session_id"] in current_sids:
+                        continue
+                    ups = _shared_turns(namespace, op)
+                    olds = _shared_turns(namespace, origin)
+                    update.update(ups)
+                    stale.update(olds)
+                    pairs.extend((o, u) for o in olds for u in ups)
                 if not current or not stale:
                     continue
                 queries.append(CurrentStateQuery(
-                    qid=f"{namespace}:{q['question_id']}", text=q["question"], namespace=namespace,
-                    current_sessions=frozenset(f"{namespace}:{s}" for s in current),
-                    stale_sessions=frozenset(f"{namespace}:{s}" for s in stale), task=task,
+                    qid=f"{namespace}:{q['question_id']}", text=q["question"],
+                    namespace=namespace, current=frozenset(current),
+                    stale=frozenset(stale - current), update=frozenset(update - current),
+                    pairs=tuple(dict.fromkeys(pairs)), task=task,
                 ))
     return memories, queries
