@@ -82,17 +82,18 @@ class Pipeline:
         pool: int = 500,
         k: int = 10,
         rerank: str | None = None,
-        validity: str | None = None,
+        validity: str | None = "context",
+        source_policy: str = "top1",
     ) -> Pipeline:
         """The standard pipeline over ``store``; the encoder defaults to the store's model.
 
         ``rerank``: ``"v1"`` adds the learned reranker over the pool, ``"v2"`` also the
         cross-encoder over v1's top-10, ``"off"`` leaves both out; None (default) adds v1 when
         its packaged checkpoint fits the encoder and method, and v2 after it.
-        ``validity``: ``"context"`` annotates the top-k with the packaged verifier, ``"demote"``
-        also moves flagged results down, ``None`` / ``"off"`` (default for now) leaves the layer
-        out: the released verifier does not yet separate stale from current memories on real
-        data (benchmarks/RESULTS.md), so it is opt-in until it does.
+        ``validity``: ``"context"`` (default) annotates the top-k with the packaged verifier
+        and keeps the ranking; ``"demote"`` (opt-in) also moves flagged results down;
+        ``None`` / ``"off"`` leaves the layer out (it costs ~0.2 s per query on 2 cores).
+        ``source_policy``: ``"top1"`` (default) or ``"nearest"`` (see ``ValidityStage``).
         """
         if encoder is None:
             encoder = get_encoder(store.embedding_model() or "minilm")
@@ -113,9 +114,7 @@ class Pipeline:
             from memsieve.validity.verifier import Verifier
 
             verifier = Verifier.load()
-            stages.append(
-                ValidityStage(
-                    [verifier], mode=validity, store=store, top_k=k, **verifier.thresholds
-                )
-            )
+            stages.append(ValidityStage([verifier], mode=validity, store=store, top_k=k,
+                                        cache=retriever.cache, source_policy=source_policy,
+                                        **verifier.stage_thresholds(encoder.name)))
         return cls(stages, k=k)

@@ -192,14 +192,23 @@ def test_demo_runs_with_every_layer():
     assert "demo:other:0" not in proc.stdout  # another principal's memory never shows
 
 
-def test_search_with_validity_context(db: Path):
-    proc = run("search", "where does Sam live", "--db", str(db), "--namespace", "sam",
-               "--json", "--validity", "context")
+def test_search_annotates_validity_by_default(db: Path):
+    base = ("search", "where does Sam live", "--db", str(db), "--namespace", "sam", "--json")
+    proc = run(*base)  # --validity context is the default
     assert proc.returncode == 0, proc.stderr
     results = json.loads(proc.stdout)["results"]
     assert results and all(
         {"status", "invalid_score", "superseded_by", "evidence", "context_note"}
         <= set(r["validity"]) for r in results)
+    nearest = run(*base, "--sources", "nearest")
+    assert nearest.returncode == 0, nearest.stderr
+    # context keeps the ranking whatever the sources; off leaves the annotation out
+    assert [r["memory_id"] for r in json.loads(nearest.stdout)["results"]] == \
+        [r["memory_id"] for r in results]
+    off = json.loads(run(*base, "--validity", "off").stdout)["results"]
+    assert [r["memory_id"] for r in off] == [r["memory_id"] for r in results]
+    assert all("validity" not in r for r in off)
+    assert_user_error(run(*base, "--sources", "oldest"), "--sources")
 
 
 def test_bad_validity_mode(db: Path):

@@ -206,3 +206,42 @@ def test_stage_propagates_to_dependents(store, hash_encoder):
 def test_bad_mode_is_a_config_error():
     with pytest.raises(ConfigError, match="validity modes"):
         ValidityStage([KeywordScorer()], mode="loud")
+
+
+class RecordingScorer(KeywordScorer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.triples: list[tuple[str, str, str]] = []
+
+    def score(self, triples):
+        self.triples += list(triples)
+        return super().score(triples)
+
+
+def _sources_seen(store, encoder, query, **kw) -> dict[str, str]:
+    scorer = RecordingScorer()
+    stage = ValidityStage([scorer], store=store, **kw)
+    q = Query(text=query, namespace="sam")
+    stage(q, Retriever(store, encoder)(q, [], trace=_trace()), trace=_trace())
+    text_to_id = {store.get(i).text: i for i, _, _ in MEMS}
+    return {text_to_id[t]: text_to_id[s] for _, s, t in scorer.triples}
+
+
+def test_nearest_policy_picks_the_later_memory_closest_to_the_target(store, hash_encoder):
+    # For "Pepper the cat", the best-ranked memory later than m1 (the nurse job) is about the
+    # cat; ``nearest`` takes the later memory whose vector is closest to m1's own.
+    top1 = _sources_seen(store, hash_encoder, "Pepper the cat")
+    nearest = _sources_seen(store, hash_encoder, "Pepper the cat", source_policy="nearest")
+    ids, matrix = store.vectors("sam")
+    sims = dict(zip(ids, matrix @ matrix[ids.index("m1")], strict=True))
+    assert nearest["m1"] == max(("m2", "m3", "m4", "m5"), key=sims.get)
+    assert top1["m1"] != nearest["m1"]
+    assert set(nearest) == set(top1)  # same targets; only the choice of source differs
+
+
+def test_similarity_gate_skips_sources_about_something_else(store, hash_encoder):
+    assert _sources_seen(store, hash_encoder, "job", min_similarity=1.01) == {}
+    assert _sources_seen(store, hash_encoder, "job", min_similarity=-1.0) == \
+        _sources_seen(store, hash_encoder, "job")
+    with pytest.raises(ConfigError, match="need the store"):
+        ValidityStage([KeywordScorer()], min_similarity=0.3)

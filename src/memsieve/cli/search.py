@@ -75,13 +75,21 @@ def search(
     ] = None,
     validity: Annotated[
         str,
-        typer.Option(help="off, context (flag outdated results) or demote (also move them down)."),
-    ] = "off",
+        typer.Option(help="off, context (flag possibly outdated results; the default) or "
+                     "demote (also move them down)."),
+    ] = "context",
+    sources: Annotated[
+        str,
+        typer.Option(help="Validity sources: top1 (the best-ranked later memory) or nearest "
+                     "(the later memory closest to each result)."),
+    ] = "top1",
     as_json: JsonOption = False,
 ) -> None:
     """Find the memories that answer a query, in one namespace."""
     if validity not in ("off", "context", "demote"):
         raise ConfigError(f"--validity must be off, context or demote, got {validity!r}")
+    if sources not in ("top1", "nearest"):
+        raise ConfigError(f"--sources must be top1 or nearest, got {sources!r}")
     if (query is None) == (queries is None):
         raise ConfigError("give either a QUERY argument or --queries FILE, not both or neither")
     if queries is not None:
@@ -93,7 +101,8 @@ def search(
     with open_store(db, create=False) as store:
         kwargs = {"alpha": alpha} if alpha is not None else {}
         pipeline = Pipeline.default(
-            store, method=method, pool=pool, k=k, rerank=rerank, validity=validity, **kwargs
+            store, method=method, pool=pool, k=k, rerank=rerank, validity=validity,
+            source_policy=sources, **kwargs
         )
         for q, qk in batch:
             _print(pipeline.run(q, k=qk or k), as_json)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections import OrderedDict
 
 import numpy as np
@@ -34,6 +35,11 @@ class NamespaceIndex:
                 "vectors; re-ingest them with an embedding model"
             )
         return cls(namespace, revision, memories, matrix, BM25Index([m.text for m in memories]))
+
+    @functools.cached_property
+    def rows(self) -> dict[str, int]:
+        """Memory id → its row in ``memories`` and ``matrix`` (built on first use)."""
+        return {m.id: i for i, m in enumerate(self.memories)}
 
 
 class IndexCache:

@@ -18,6 +18,7 @@ from datetime import datetime
 import numpy as np
 
 from memsieve.errors import ConfigError
+from memsieve.retrieve.index import IndexCache
 from memsieve.store.base import Store
 from memsieve.trace import Trace
 from memsieve.types import Candidate, Memory, Query, check_no_eval_fields
@@ -34,6 +35,7 @@ class ValidityMode(enum.StrEnum):
 class SourcePolicy(enum.StrEnum):
     top1 = "top1"  # the best-ranked later memory (§11: the deployed policy)
     topn = "topn"  # the n best-ranked later memories
+    nearest = "nearest"  # the n later pool memories closest to the target (embedding cosine)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,7 +84,20 @@ class ValidityStage:
     Args:
         heads: the slot heads (their scores multiply); usually one trained verifier.
         gate: optional (event, operation) scorers for ``edge = slot · min(p_ev, p_op)``.
-        store: needed to resolve caller-given sources / dependency parents not in the pool.
+        store: needed to resolve caller-given sources / dependency parents not in the pool,
+            and for the ``nearest`` policy's vectors.
+        source_policy: which later memories of the pool are a target's sources: ``top1`` /
+            ``topn`` rank them by the earlier stages' order (what the query asks), ``nearest``
+            by embedding similarity to the target (what the target says): for list-like
+            questions ("what's left on my to-do list?") the turn that drops *this* item is
+            rarely the best-ranked later one.
+        cache: the retriever's index cache, to share its vectors (optional).
+        min_similarity: a source the policy picked is scored only if the cosine of its
+            embedding with the target's is at least this (the store's vectors): a turn about
+            something else cannot overturn the target, and skipping it saves a verifier pass.
+            ``None`` (default) gates nothing. The packaged checkpoint carries a floor chosen on
+            generator validation data for the ``minilm`` encoder (``Pipeline.default`` uses it
+            when the store was embedded with that encoder).
         sources: an explicit map target id → source ids (overrides the policy for those ids).
         dependencies: child id → parent ids it depends on; invalidity propagates along them.
         context_threshold: ``invalid_score`` at or above which a result is flagged.
@@ -100,6 +115,8 @@ class ValidityStage:
         gate: tuple[PairScorer, PairScorer] | None = None,
         source_policy: SourcePolicy | str = SourcePolicy.top1,
         n_sources: int = 1,
+        cache: IndexCache | None = None,
+        min_similarity: float | None = None,
         sources: Mapping[str, Sequence[str]] | None = None,
         dependencies: Mapping[str, Sequence[str]] | None = None,
         top_k: int = 10,
@@ -111,7 +128,8 @@ class ValidityStage:
             self.source_policy = SourcePolicy(source_policy)
         except ValueError as err:
             raise ConfigError(
-                f"{err}; validity modes: None, off, context, demote; source policies: top1, topn"
+                f"{err}; validity modes: None, off, context, demote; source policies: "
+                f"{', '.join(SourcePolicy)}"
             ) from None
         if not heads and self.mode is not ValidityMode.off:
             raise ConfigError("the validity layer needs at least one scorer")
@@ -123,6 +141,13 @@ class ValidityStage:
         self.dependencies = {k: list(v) for k, v in (dependencies or {}).items()}
         if (self.sources or self.dependencies) and store is None:
             raise ConfigError("explicit sources or dependencies need the store to resolve ids")
+        needs_vectors = self.source_policy is SourcePolicy.nearest or min_similarity is not None
+        if needs_vectors and cache is None:
+            if store is None:
+                raise ConfigError("source_policy='nearest' and min_similarity need the store "
+                                  "(for its vectors)")
+            cache = IndexCache(store, capacity=2)
+        self.cache, self.min_similarity = cache, min_similarity
         self.top_k = top_k
         self.context_threshold = context_threshold
         self.demote_threshold = (
@@ -132,8 +157,10 @@ class ValidityStage:
     # -- selection ---------------------------------------------------------------------------
 
     def _sources_for(
-        self, target: Memory, pool: Sequence[Candidate], namespace: str
+        self, target: Memory, pool: Sequence[tuple[Memory, datetime | None]], namespace: str
     ) -> list[Memory]:
+        """The target's sources: the caller's map, else the policy over the later ``pool``
+        memories (each with its naive timestamp, precomputed once per query)."""
         if target.id in self.sources:
             out = []
             for sid in self.sources[target.id]:
@@ -147,8 +174,20 @@ class ValidityStage:
                     )
                 out.append(src)
             return out
-        later = [c.memory for c in pool if is_later(c.memory, target)]
-        return later[: self.n_sources]
+        if target.timestamp is None:
+            return []
+        t = _naive(target.timestamp)
+        later = [m for m, ts in pool
+                 if ts is not None and (ts > t or (ts == t and is_later(m, target)))]
+        if not later or self.cache is None:
+            return later[: self.n_sources]
+        index = self.cache.get(namespace)
+        rows = index.rows
+        sims = index.matrix[[rows[m.id] for m in later]] @ index.matrix[rows[target.id]]
+        chosen = (np.argsort(-sims, kind="stable") if self.source_policy is SourcePolicy.nearest
+                  else np.arange(len(later)))[: self.n_sources]
+        floor = self.min_similarity if self.min_similarity is not None else -np.inf
+        return [later[i] for i in chosen if sims[i] >= floor]
 
     def _ancestors(self, ids: Sequence[str]) -> list[str]:
         seen: list[str] = []
@@ -169,8 +208,10 @@ class ValidityStage:
         """invalid_score per target id and the source that contributed most (or None)."""
         pairs: list[tuple[str, Memory]] = []  # (target id, source)
         by_id = {t.id: t for t in targets}
+        timed = [(c.memory, _naive(c.memory.timestamp) if c.memory.timestamp else None)
+                 for c in pool]
         for t in targets:
-            for src in self._sources_for(t, pool, query.namespace):
+            for src in self._sources_for(t, timed, query.namespace):
                 pairs.append((t.id, src))
         edges = np.zeros(len(pairs))
         if pairs:

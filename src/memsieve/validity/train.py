@@ -19,10 +19,14 @@ Recipe (validity-context-layer §6.1-§6.2, §6.4):
   ``head_lr``, the encoder layers at ``lr``.
 - determinism: ``torch.manual_seed(seed)``, a seeded data order, and
   ``torch.use_deterministic_algorithms(True)`` for the run (restored afterwards).
-- thresholds, on validation scores of the fp16-rounded weights that are saved:
-  ``context_threshold`` maximises F1 of ``score >= t``; ``demote_threshold`` is the smallest
-  ``t`` whose precision is ≥ 0.95 (so the highest recall at that precision), and never below
-  the context threshold; 1.0 if no threshold reaches the precision.
+- thresholds, on validation scores of the fp16-rounded weights that are saved (fp32
+  inference; an int8-quantised copy cost 4.4 points of validation accuracy, so none is used):
+  ``context_threshold`` is the smallest ``t`` whose precision is ≥ 0.90 and
+  ``demote_threshold`` the smallest with precision ≥ 0.95 (the highest recall at those
+  precisions; see ``choose_thresholds`` for why not max F1), never below the context
+  threshold; 1.0 if no threshold reaches the demote precision. ``min_similarity`` (the
+  stage's source gate) is the largest cosine between the source's and the target's MiniLM
+  embeddings that keeps 98% of the validation positives (``similarity_floor``).
 - report: accuracy / precision / recall / F1 overall and accuracy per stratum and per group
   (positive recall, hard- and easy-negative specificity) on validation and test, at both
   thresholds; wall time.
@@ -56,7 +60,9 @@ logger = logging.getLogger(__name__)
 
 VAL_OFFSET = 1_000_003
 TEST_OFFSET = 2_000_003
+CONTEXT_PRECISION = 0.90
 DEMOTE_PRECISION = 0.95
+SIMILARITY_KEEP = 0.98  # the source-target similarity floor keeps this share of positives
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,15 +102,25 @@ def binary_metrics(scores: np.ndarray, labels: np.ndarray, threshold: float) -> 
 
 
 def choose_thresholds(
-    scores: np.ndarray, labels: np.ndarray, *, precision: float = DEMOTE_PRECISION
+    scores: np.ndarray, labels: np.ndarray, *,
+    context_precision: float | None = CONTEXT_PRECISION,
+    demote_precision: float = DEMOTE_PRECISION,
 ) -> dict[str, float]:
-    """``context_threshold`` (max F1) and ``demote_threshold`` (smallest t with precision ≥
-    ``precision``, at least the context threshold; 1.0 when none reaches it).
+    """``context_threshold``: the smallest t whose precision is ≥ ``context_precision`` (the
+    highest recall at that precision; max F1 when ``None`` or unreachable);
+    ``demote_threshold``: the same at ``demote_precision``, never below the context
+    threshold, 1.0 (never demote) when unreachable.
 
+    Why precision and not F1 for the flag: the validation mix is ~40% positives, real
+    conversations a few percent (validity-context-layer §12: ~3% on LoCoMo), so a max-F1
+    threshold puts a wrong "possibly outdated" note on many current memories.
     Candidates are the observed scores; the rule is ``score >= t``.
 
     Example:
-        >>> choose_thresholds(np.array([0.1, 0.4, 0.6, 0.9]), np.array([0, 1, 0, 1]))
+        >>> s, y = np.array([0.1, 0.4, 0.6, 0.9]), np.array([0, 1, 0, 1])
+        >>> choose_thresholds(s, y, context_precision=None)
+        {'context_threshold': 0.4, 'demote_threshold': 0.9}
+        >>> choose_thresholds(s, y, context_precision=0.6)
         {'context_threshold': 0.4, 'demote_threshold': 0.9}
     """
     scores, labels = np.asarray(scores, float), np.asarray(labels, int)
@@ -121,10 +137,43 @@ def choose_thresholds(
     prec = tp / (tp + fp)
     rec = tp / labels.sum()
     f1 = np.where(prec + rec > 0, 2 * prec * rec / np.maximum(prec + rec, 1e-12), 0.0)
-    context = float(cand[int(np.argmax(f1))])
-    ok = np.nonzero(prec >= precision)[0]
-    demote = float(cand[ok.max()]) if len(ok) else 1.0  # cand is descending: max index = min t
-    return {"context_threshold": context, "demote_threshold": max(demote, context)}
+
+    def at_precision(p: float) -> float | None:  # cand is descending: max index = min t
+        ok = np.nonzero(prec >= p)[0]
+        return float(cand[ok.max()]) if len(ok) else None
+
+    context = at_precision(context_precision) if context_precision is not None else None
+    if context is None:
+        context = float(cand[int(np.argmax(f1))])
+    demote = at_precision(demote_precision)
+    return {"context_threshold": context,
+            "demote_threshold": max(demote if demote is not None else 1.0, context)}
+
+
+def similarity_floor(examples: Sequence[Example], encoder: Any, *,
+                     keep: float = SIMILARITY_KEEP) -> dict[str, float]:
+    """The stage's ``min_similarity``: the largest cosine floor between the source's and the
+    target's embeddings that keeps ``keep`` of the positive ``examples`` (validation data),
+    and the share of negatives it gates out (they need no verifier pass).
+
+    Example:
+        >>> from memsieve.embed import HashingEncoder
+        >>> ex = generate(200, seed=1)
+        >>> 0.0 <= similarity_floor(ex, HashingEncoder())["negatives_gated"] <= 1.0
+        True
+    """
+    def sims(items: Sequence[Example]) -> np.ndarray:
+        a = encoder.encode([e.source for e in items])  # rows are L2-normalised
+        b = encoder.encode([e.target for e in items])
+        return (a * b).sum(axis=1)
+
+    pos = [e for e in examples if e.label]
+    neg = [e for e in examples if not e.label]
+    if not pos:
+        raise ConfigError("the similarity floor needs positive examples")
+    floor = float(np.quantile(sims(pos), 1.0 - keep, method="inverted_cdf"))
+    gated = float(np.mean(sims(neg) < floor)) if neg else 0.0
+    return {"min_similarity": floor, "negatives_gated": gated}
 
 
 def split_report(
@@ -214,6 +263,7 @@ def train_verifier(
         summary["validation_overall"] = report["validation"]["context"]["overall"]
         summary["test_overall"] = report["test"]["context"]["overall"]
         path = verifier.save(out, config={"thresholds": report["thresholds"],
+                                          "similarity_model": report["similarity_gate"]["model"],
                                           "train": dataclasses.asdict(cfg), "summary": summary})
         report["checkpoint"] = {"path": str(path), "bytes": path.stat().st_size}
     return report
@@ -325,9 +375,14 @@ def _evaluate(verifier: Verifier, cfg: TrainConfig, *, progress: bool) -> dict[s
     score_ms = (time.perf_counter() - t) * 1000 / max(len(val), 1)
     thresholds = choose_thresholds(val_scores, np.array([e.label for e in val]))
     test_scores = verifier.score([(e.query, e.source, e.target) for e in test])
+    from memsieve.embed import MiniLMEncoder
+
+    gate = similarity_floor(val, MiniLMEncoder())
+    thresholds["min_similarity"] = gate["min_similarity"]
     report = {
         "config": dataclasses.asdict(cfg),
         "thresholds": thresholds,
+        "similarity_gate": {**gate, "model": MiniLMEncoder.name, "keep": SIMILARITY_KEEP},
         "validation": split_report(val, val_scores, thresholds),
         "test": split_report(test, test_scores, thresholds),
         "score_ms_per_pair_batch32": round(score_ms, 2),

@@ -171,8 +171,18 @@ class Verifier:
 
     @property
     def thresholds(self) -> dict[str, float]:
-        """``context_threshold`` and ``demote_threshold`` chosen on validation ({} if none)."""
+        """``context_threshold``, ``demote_threshold`` and ``min_similarity`` chosen on
+        validation ({} if none)."""
         return dict(self.config.get("thresholds", {}))
+
+    def stage_thresholds(self, encoder_name: str) -> dict[str, float]:
+        """The thresholds as ``ValidityStage`` keywords for a store embedded with
+        ``encoder_name``: the similarity floor was chosen in the ``minilm`` embedding space and
+        is left out (no gate) for any other encoder."""
+        out = self.thresholds
+        if encoder_name != self.config.get("similarity_model"):
+            out.pop("min_similarity", None)
+        return out
 
     # -- scoring -----------------------------------------------------------------------------
 

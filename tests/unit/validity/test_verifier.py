@@ -132,6 +132,8 @@ def test_released_checkpoint_scores_sensibly():
     v = Verifier.load()
     th = v.thresholds
     assert 0 < th["context_threshold"] <= th["demote_threshold"] <= 1
+    assert 0 < th["min_similarity"] < 1 and v.config["similarity_model"] == "minilm"
+    assert "min_similarity" not in v.stage_thresholds("hash")
     assert DEFAULT_CHECKPOINT.stat().st_size < 12 * 2**20
     s = v.score(TRIPLES)
     assert s.shape == (3,) and np.all((s >= 0) & (s <= 1))
@@ -146,8 +148,10 @@ def test_thresholds_max_f1_and_precision_floor():
     scores = np.array([0.1, 0.4, 0.6, 0.9])
     labels = np.array([0, 1, 0, 1])
     # t=0.4: P 2/3, R 1, F1 0.8 (best); t=0.9: P 1, R 0.5, F1 0.667; t=0.6: P .5 R .5
-    th = choose_thresholds(scores, labels)
+    th = choose_thresholds(scores, labels, context_precision=None)
     assert th == {"context_threshold": 0.4, "demote_threshold": 0.9}
+    # the flag at a precision floor: t=0.9 is the only threshold with precision >= 0.9
+    assert choose_thresholds(scores, labels)["context_threshold"] == 0.9
     m = binary_metrics(scores, labels, 0.4)
     assert m["precision"] == pytest.approx(2 / 3) and m["recall"] == 1.0
     assert m["f1"] == pytest.approx(0.8) and m["accuracy"] == 0.75
@@ -156,7 +160,7 @@ def test_thresholds_max_f1_and_precision_floor():
 def test_thresholds_ties_and_unreachable_precision():
     # tied scores enter together: at t=0.5 both 0.5s are predicted positive
     th = choose_thresholds(np.array([0.5, 0.5, 0.2]), np.array([1, 0, 0]))
-    assert th["context_threshold"] == 0.5
+    assert th["context_threshold"] == 0.5  # precision 0.9 unreachable: max F1
     assert th["demote_threshold"] == 1.0  # precision 0.5 < 0.95 everywhere: never demote
     with pytest.raises(ConfigError):
         choose_thresholds(np.array([0.1]), np.array([0]))
