@@ -143,6 +143,17 @@ def memora_pairs(verifier, queries, by_id, halves) -> dict:
     return out
 
 
+class CountingScorer:
+    """A PairScorer that counts the pairs it passes on to the verifier."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.pairs = inner, 0
+
+    def score(self, triples):
+        self.pairs += len(triples)
+        return self.inner.score(triples)
+
+
 def locomo_context(verifier, encoder, tmp: Path, path: Path, limit: int, policy: str) -> dict:
     """Context mode must leave every ranking identical to off; how often does it flag?"""
     from memsieve.eval.datasets import load_locomo
@@ -154,7 +165,8 @@ def locomo_context(verifier, encoder, tmp: Path, path: Path, limit: int, policy:
     store = build(task.memories, encoder, tmp, "locomo")
     retriever = Retriever(store, encoder)
     off = Pipeline([retriever], k=10)
-    ctx = Pipeline([retriever, ValidityStage([verifier], store=store, cache=retriever.cache,
+    counter = CountingScorer(verifier)
+    ctx = Pipeline([retriever, ValidityStage([counter], store=store, cache=retriever.cache,
                                              source_policy=policy, **thresholds(verifier))],
                    k=10)
     identical, flagged, total, ms = 0, 0, 0, []
@@ -170,6 +182,7 @@ def locomo_context(verifier, encoder, tmp: Path, path: Path, limit: int, policy:
     store.close()
     return {"queries": len(queries), "rankings_identical": identical,
             "flag_rate_top10": flagged / max(total, 1),
+            "pairs_scored_per_query": counter.pairs / max(len(queries), 1),
             "validity_ms_per_query": {"p50": float(np.median(ms)),
                                       "p95": float(np.percentile(ms, 95))}}
 
@@ -260,6 +273,7 @@ def main() -> None:
                     help="the validity stage's source policy for Memora and LoCoMo")
     ap.add_argument("--checkpoint", type=Path, help="verifier (default: the packaged one)")
     ap.add_argument("--no-gate", action="store_true", help="ignore the similarity floor")
+    ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     parts = set(args.only or ("memora", "multihop", "latency", "locomo"))
@@ -267,10 +281,11 @@ def main() -> None:
     from memsieve.validity.verifier import Verifier
 
     t0 = time.perf_counter()
-    verifier = Verifier.load(args.checkpoint, threads=1)  # faster than 2 on the shared cores
+    verifier = Verifier.load(args.checkpoint, threads=args.threads)
     load_s = time.perf_counter() - t0
     encoder = MemoEncoder(MiniLMEncoder(), capacity=100_000)
-    out = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
+    out = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
+                       "torch_threads": args.threads},
            "verifier_load_s": round(load_s, 2), "thresholds": thresholds(verifier)}
     with tempfile.TemporaryDirectory() as tmp:
         if "memora" in parts:
