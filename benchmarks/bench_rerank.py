@@ -3,10 +3,11 @@
     .venv/bin/python benchmarks/bench_rerank.py [--queries 100] [--json OUT]
 
 One LoCoMo conversation is ingested into a temporary SQLite store with its MiniLM vectors
-(cached under MEMSIEVE_HOME), then ``Pipeline.default(rerank="v2")`` answers the first
-``--queries`` questions of it. Per-stage times come from each response's trace: ``retrieve``
-(query encoding, BM25, dense, fusion, pool cut), ``rerank_v1`` (500-pool), ``rerank_v2``
-(10 pairs, int8); p50 / p95 in ms after two warm-up queries, with the torch thread count.
+(cached under MEMSIEVE_HOME), then ``Pipeline.default(rerank="v2", validity="off")`` answers
+the first ``--queries`` questions of it (bench_validity.py times the validity layer).
+Per-stage times come from each response's trace: ``retrieve`` (query encoding, BM25, dense,
+fusion, pool cut), ``rerank_v1`` (500-pool), ``rerank_v2`` (10 pairs, int8); p50 / p95 in ms
+after two warm-up queries, with the torch thread count.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def main() -> None:
         store = open_store(Path(tmp) / "bench.db")
         store.add(memories, vectors=cached_vectors(encoder.inner, [m.text for m in memories],
                                                    progress=False), model=encoder.name)
-        pipe = Pipeline.default(store, encoder=encoder, rerank="v2")
+        pipe = Pipeline.default(store, encoder=encoder, rerank="v2", validity="off")
         timings: dict[str, list[float]] = {}
         for i, text in enumerate(questions):
             trace = pipe.run(Query(text=text, namespace=args.conversation)).trace

@@ -190,6 +190,8 @@ def test_demo_runs_with_every_layer():
     assert proc.returncode == 0, proc.stderr
     assert "Q: Where does Sam work?" in proc.stdout
     assert "demo:other:0" not in proc.stdout  # another principal's memory never shows
+    # the validity layer (on by default) notes that the move to York overturns the Leeds flat
+    assert "may be out of date" in proc.stdout and "Later: [demo:s4:0]" in proc.stdout
 
 
 def test_search_annotates_validity_by_default(db: Path):

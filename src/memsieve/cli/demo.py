@@ -28,7 +28,7 @@ QUESTIONS = [
 @app.command()
 def demo(
     model: Annotated[str, typer.Option(help="Embedding model: minilm or hash.")] = "minilm",
-    k: Annotated[int, typer.Option(help="Results per question.", min=1)] = 3,
+    k: Annotated[int, typer.Option(help="Results per question.", min=1)] = 6,
 ) -> None:
     """Ingest a small bundled conversation (a job change, a move) and answer questions,
     flagging answers a later turn has overturned."""
