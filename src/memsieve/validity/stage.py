@@ -183,6 +183,8 @@ class ValidityStage:
             return later[: self.n_sources]
         index = self.cache.get(namespace)
         rows = index.rows
+        if target.id not in rows:  # e.g. a caller-given parent from elsewhere: no vector
+            return later[: self.n_sources]
         sims = index.matrix[[rows[m.id] for m in later]] @ index.matrix[rows[target.id]]
         chosen = (np.argsort(-sims, kind="stable") if self.source_policy is SourcePolicy.nearest
                   else np.arange(len(later)))[: self.n_sources]
