@@ -154,12 +154,13 @@ class CountingScorer:
         return self.inner.score(triples)
 
 
-def locomo_context(verifier, encoder, tmp: Path, path: Path, limit: int, policy: str) -> dict:
+def locomo_context(verifier, encoder, tmp: Path, path: Path, limit: int, policy: str,
+                   offset: int = 0) -> dict:
     """Context mode must leave every ranking identical to off; how often does it flag?"""
     from memsieve.eval.datasets import load_locomo
 
     task = load_locomo(path)
-    queries = task.queries[:limit] if limit else task.queries
+    queries = task.queries[offset:offset + limit] if limit else task.queries[offset:]
     texts = list(dict.fromkeys(q.text for q in queries))
     encoder.remember(texts, cached_vectors(encoder.inner, texts, progress=False))
     store = build(task.memories, encoder, tmp, "locomo")
@@ -180,7 +181,7 @@ def locomo_context(verifier, encoder, tmp: Path, path: Path, limit: int, policy:
         flagged += sum(flags)
         total += len(flags)
     store.close()
-    return {"queries": len(queries), "rankings_identical": identical,
+    return {"queries": len(queries), "offset": offset, "rankings_identical": identical,
             "flag_rate_top10": flagged / max(total, 1),
             "pairs_scored_per_query": counter.pairs / max(len(queries), 1),
             "validity_ms_per_query": {"p50": float(np.median(ms)),
@@ -265,6 +266,7 @@ def main() -> None:
     ap.add_argument("--memora", type=Path, default=SHARED / "memora" / "weekly")
     ap.add_argument("--locomo", type=Path, default=SHARED / "locomo" / "locomo10.json")
     ap.add_argument("--locomo-queries", type=int, default=0, help="0 = all")
+    ap.add_argument("--locomo-offset", type=int, default=0, help="skip this many queries")
     ap.add_argument("--chains", type=int, default=300, help="multi-hop chains per seed")
     ap.add_argument("--chain-seeds", default="101,202,303,404,505")
     ap.add_argument("--only", choices=("memora", "multihop", "latency", "locomo"),
@@ -301,7 +303,8 @@ def main() -> None:
             print(json.dumps(out["pair_latency_ms"]), flush=True)
         if "locomo" in parts:
             out["locomo_context"] = locomo_context(verifier, encoder, Path(tmp), args.locomo,
-                                                   args.locomo_queries, args.source_policy)
+                                                   args.locomo_queries, args.source_policy,
+                                                   args.locomo_offset)
             print(json.dumps(out["locomo_context"]), flush=True)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")

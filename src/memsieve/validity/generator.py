@@ -33,13 +33,16 @@ hard_history_query          0.02   a real overturn, but the query asks for the e
 hard_list_other_item        0.05   drops *another* item of the same list (target-conditioned)
 hard_list_add               0.03   adds another item to the same list
 hard_list_repeat            0.02   restates or keeps the target's list item
-easy_chitchat               0.10   unrelated chit-chat
+hard_reaction               0.04   a later reply about the target's news: the other
+                                   speaker reacts or asks ("Congrats! How is it going?"),
+                                   or the subject elaborates ("Thanks, it's been great")
+easy_chitchat               0.06   unrelated chit-chat
 =========================  ======  =====================================================
 
-Positives 0.41, hard negatives 0.49, easy negatives 0.10. ``*`` marks the rare positives.
+Positives 0.41, hard negatives 0.53, easy negatives 0.06. ``*`` marks the rare positives.
 The training mix (``training_weights``) multiplies hard negatives by 4 and rare positives by
-3 (§6.2: ``hard_focus_multiplier=4``, ``pos_multiplier=3``), giving about 30% positives, 66%
-hard and 3% easy negatives; the trainer then balances the two classes with a weighted
+3 (§6.2: ``hard_focus_multiplier=4``, ``pos_multiplier=3``), giving about 29% positives, 69%
+hard and 2% easy negatives; the trainer then balances the two classes with a weighted
 cross-entropy (§6.1). ``generate(n, seed)`` gives each stratum ``floor(n * weight)`` examples,
 the remainder to the largest fractional parts, and shuffles them; the same seed gives the same
 data. ``pos_compound`` and ``hard_query_scope`` come as adjacent *twins* while both have
@@ -110,7 +113,8 @@ BASE_WEIGHTS: Mapping[str, float] = MappingProxyType({
     "hard_list_other_item": 0.05,
     "hard_list_add": 0.03,
     "hard_list_repeat": 0.02,
-    "easy_chitchat": 0.10,
+    "hard_reaction": 0.04,
+    "easy_chitchat": 0.06,
 })
 RARE_POSITIVES = frozenset({"pos_ended", "pos_correction", "pos_compound", "pos_reported",
                             "pos_list_drop"})
@@ -306,6 +310,28 @@ def _names(rng: random.Random, k: int) -> list[str]:
     return rng.sample(NAMES, k)
 
 
+_REACTIONS = (
+    "That's great news, {name}! I'm really happy for you.",
+    "Wow, that sounds amazing! How is it going so far?",
+    "I'm so proud of you, {name}. That takes guts.",
+    "Oh nice! What made you decide on that?",
+    "That sounds lovely. Any photos?",
+    "Love that! You always find the best things.",
+    "Really? Tell me more!",
+    "Congrats, {name}! You deserve it.",
+    "That must feel great. I remember you talking about it.",
+    "Haha, that's so you. How did your family take it?",
+)
+_ELABORATIONS = (
+    "Thanks! It's been really rewarding so far.",
+    "Honestly, it's one of the best decisions I've made.",
+    "Yeah, I'm still getting used to it, but I love it.",
+    "It was a lot of work, but totally worth it.",
+    "Thanks for asking! It's going really well.",
+    "I'll send you some photos later!",
+)
+
+
 def _example(rng: random.Random, stratum: str) -> tuple[Example, Example | None]:
     """Draw one example of ``stratum`` (see the module docstring for what each one means).
 
@@ -393,6 +419,12 @@ def _example(rng: random.Random, stratum: str) -> tuple[Example, Example | None]
     elif stratum == "hard_history_query":
         source = d.any_update()
         query = ask(d, history=True)
+    elif stratum == "hard_reaction":
+        if rng.random() < 0.65:
+            speaker = other
+            source = rng.choice(_REACTIONS).format(name=name)
+        else:
+            source = rng.choice(_ELABORATIONS)
     elif stratum == "easy_chitchat":
         speaker = rng.choice((name, other))
         source = rng.choice(CHITCHAT)
