@@ -179,6 +179,9 @@ class ValidityStage:
         t = _naive(target.timestamp)
         later = [m for m, ts in pool
                  if ts is not None and (ts > t or (ts == t and is_later(m, target)))]
+        nearest = self.source_policy is SourcePolicy.nearest
+        if not nearest:  # rank order decides: only the first n need a similarity
+            later = later[: self.n_sources]
         if not later or self.cache is None:
             return later[: self.n_sources]
         index = self.cache.get(namespace)
@@ -186,7 +189,7 @@ class ValidityStage:
         if target.id not in rows:  # e.g. a caller-given parent from elsewhere: no vector
             return later[: self.n_sources]
         sims = index.matrix[[rows[m.id] for m in later]] @ index.matrix[rows[target.id]]
-        chosen = (np.argsort(-sims, kind="stable") if self.source_policy is SourcePolicy.nearest
+        chosen = (np.argsort(-sims, kind="stable") if nearest
                   else np.arange(len(later)))[: self.n_sources]
         floor = self.min_similarity if self.min_similarity is not None else -np.inf
         return [later[i] for i in chosen if sims[i] >= floor]
