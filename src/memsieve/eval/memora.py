@@ -58,15 +58,12 @@ def _shared_turns(namespace: str, session: dict) -> list[str]:
             for t in session.get("conversation", ()) if t.get("share_memory")]
 
 
-def _origin(sessions: dict[int, dict], value: str, before: int) -> dict | None:
-    """The latest session before ``before`` whose operation names ``value``."""
+def _origin(operations: dict[int, str], value: str, before: int) -> int | None:
+    """The latest session id before ``before`` whose operation (lower-cased JSON) names
+    ``value``."""
     needle = value.lower()
-    found = None
-    for sid, s in sessions.items():
-        if sid < before and needle in json.dumps(s.get("operation_details")).lower():
-            if found is None or sid > found["session_id"]:
-                found = s
-    return found
+    hits = [sid for sid, op in operations.items() if sid < before and needle in op]
+    return max(hits, default=None)
 
 
 def load_memora_current(period_dir: str | Path) -> tuple[list[Memory], list[CurrentStateQuery]]:
@@ -89,6 +86,8 @@ def load_memora_current(period_dir: str | Path) -> tuple[list[Memory], list[Curr
             for line in fh:
                 s = json.loads(line)
                 sessions[s["session_id"]] = s
+        operations = {sid: json.dumps(s.get("operation_details")).lower()
+                      for sid, s in sessions.items()}
         data = json.loads(files[0].read_text(encoding="utf-8"))
         for task, items in data["questions"].items():
             for q in items:
@@ -100,11 +99,11 @@ def load_memora_current(period_dir: str | Path) -> tuple[list[Memory], list[Curr
                     op = sessions.get(e["session_id"])
                     if op is None or e["session_id"] in current_sids or "value" not in e:
                         continue
-                    origin = _origin(sessions, str(e["value"])[:40], e["session_id"])
-                    if origin is None or origin["session_id"] in current_sids:
+                    origin = _origin(operations, str(e["value"])[:40], e["session_id"])
+                    if origin is None or origin in current_sids:
                         continue
                     ups = _shared_turns(namespace, op)
-                    olds = _shared_turns(namespace, origin)
+                    olds = _shared_turns(namespace, sessions[origin])
                     update.update(ups)
                     stale.update(olds)
                     pairs.extend((o, u) for o in olds for u in ups)
