@@ -54,7 +54,7 @@ def _summary(rows: dict[str, list[float]]) -> dict:
             for k, v in rows.items()}
 
 
-def memora_current(verifier, encoder, tmp: Path, period: Path, policy: str) -> dict:
+def memora_current(verifier, encoder, tmp: Path, period: Path, policy: str, th: dict) -> dict:
     """PROTOCOL.md "Memora current state": per mode, over all personas and per persona half
     (``dev``: the first five by name, used for the generator's error analysis; ``held_out``:
     the other five); plus pair accuracy with the true source."""
@@ -71,7 +71,7 @@ def memora_current(verifier, encoder, tmp: Path, period: Path, policy: str) -> d
                  "dev_personas": sorted(dev), "modes": {}}
     for mode in MODES:
         stage = ValidityStage([verifier], mode=mode, store=store, cache=retriever.cache,
-                              source_policy=policy, **thresholds(verifier))
+                              source_policy=policy, **th)
         pipe = Pipeline([retriever, stage], k=10)
         per_query = []
         for q in queries:
@@ -100,18 +100,18 @@ def memora_current(verifier, encoder, tmp: Path, period: Path, policy: str) -> d
                     for k, v in row.items():
                         rows[k].append(v)
             out["modes"][mode][half] = _summary(rows)
-    out["pair_accuracy_true_source"] = memora_pairs(verifier, queries, by_id, halves)
+    out["pair_accuracy_true_source"] = memora_pairs(verifier, queries, by_id, halves,
+                                                    th["context_threshold"])
     store.close()
     return out
 
 
-def memora_pairs(verifier, queries, by_id, halves) -> dict:
+def memora_pairs(verifier, queries, by_id, halves, t: float) -> dict:
     """The relation judgment alone: (question, true update turn, the turn it overturns) should
     be flagged; the same update against the question's other earlier evidence turns (current
     ones, and stale ones another update overturns) should not."""
     from memsieve.validity.stage import is_later
 
-    t = thresholds(verifier).get("context_threshold", 0.5)
     triples, labels, owner = [], [], []
     for q in queries:
         partner = {}
@@ -155,7 +155,7 @@ class CountingScorer:
 
 
 def locomo_context(verifier, encoder, tmp: Path, path: Path, limit: int, policy: str,
-                   offset: int = 0) -> dict:
+                   th: dict, offset: int = 0) -> dict:
     """Context mode must leave every ranking identical to off; how often does it flag?"""
     from memsieve.eval.datasets import load_locomo
 
@@ -168,7 +168,7 @@ def locomo_context(verifier, encoder, tmp: Path, path: Path, limit: int, policy:
     off = Pipeline([retriever], k=10)
     counter = CountingScorer(verifier)
     ctx = Pipeline([retriever, ValidityStage([counter], store=store, cache=retriever.cache,
-                                             source_policy=policy, **thresholds(verifier))],
+                                             source_policy=policy, **th)],
                    k=10)
     identical, flagged, total, ms = 0, 0, 0, []
     for q in queries:
@@ -188,14 +188,13 @@ def locomo_context(verifier, encoder, tmp: Path, path: Path, limit: int, policy:
                                       "p95": float(np.percentile(ms, 95))}}
 
 
-def multihop(verifier, seeds: list[int], n_chains: int) -> dict:
+def multihop(verifier, seeds: list[int], n_chains: int, t: float) -> dict:
     """Synthetic multi-hop validity (validity-context-layer §10): each chain memory is judged
     with its own question against the later update; propagation uses ``compose.propagate``,
     the function the stage uses for caller-given dependency edges."""
     from memsieve.validity.chains import make_chains
     from memsieve.validity.compose import propagate
 
-    t = thresholds(verifier).get("context_threshold", 0.5)
     methods = ("recency", "single_hop", "propagation", "oracle")
     per_chain: list[dict] = []
     for seed in seeds:
@@ -250,17 +249,6 @@ def pair_latency(verifier) -> dict:
     return out
 
 
-GATE = {"on": True}  # --no-gate turns the checkpoint's similarity floor off
-
-
-def thresholds(verifier) -> dict:
-    """The stage keywords from the checkpoint (the MiniLM store: the similarity floor too)."""
-    out = verifier.stage_thresholds("minilm")
-    if not GATE["on"]:
-        out.pop("min_similarity", None)
-    return out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--memora", type=Path, default=SHARED / "memora" / "weekly")
@@ -279,24 +267,26 @@ def main() -> None:
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     parts = set(args.only or ("memora", "multihop", "latency", "locomo"))
-    GATE["on"] = not args.no_gate
     from memsieve.validity.verifier import Verifier
 
     t0 = time.perf_counter()
     verifier = Verifier.load(args.checkpoint, threads=args.threads)
     load_s = time.perf_counter() - t0
+    th = verifier.stage_thresholds("minilm")  # the stage keywords, with the minilm floor
+    if args.no_gate:
+        th.pop("min_similarity", None)
     encoder = MemoEncoder(MiniLMEncoder(), capacity=100_000)
     out = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                        "torch_threads": args.threads},
-           "verifier_load_s": round(load_s, 2), "thresholds": thresholds(verifier)}
+           "verifier_load_s": round(load_s, 2), "thresholds": th}
     with tempfile.TemporaryDirectory() as tmp:
         if "memora" in parts:
             out["memora_current"] = memora_current(verifier, encoder, Path(tmp), args.memora,
-                                                   args.source_policy)
+                                                   args.source_policy, th)
             print(json.dumps(out["memora_current"], indent=1), flush=True)
         if "multihop" in parts:
             seeds = [int(x) for x in args.chain_seeds.split(",")]
-            out["multihop"] = multihop(verifier, seeds, args.chains)
+            out["multihop"] = multihop(verifier, seeds, args.chains, th["context_threshold"])
             print(json.dumps(out["multihop"]["splits"]), flush=True)
         if "latency" in parts:
             out["pair_latency_ms"] = pair_latency(verifier)
@@ -304,7 +294,7 @@ def main() -> None:
         if "locomo" in parts:
             out["locomo_context"] = locomo_context(verifier, encoder, Path(tmp), args.locomo,
                                                    args.locomo_queries, args.source_policy,
-                                                   args.locomo_offset)
+                                                   th, args.locomo_offset)
             print(json.dumps(out["locomo_context"]), flush=True)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
