@@ -7,12 +7,14 @@ others byte-identical. ``Pipeline.default`` builds the product pipeline from a s
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from memsieve.embed import Encoder, MemoEncoder, get_encoder
+from memsieve.errors import ConfigError
 from memsieve.retrieve.retriever import DEFAULT_ALPHA, Retriever
 from memsieve.store.base import Store
 from memsieve.trace import Trace
@@ -43,21 +45,25 @@ class Response:
 
 
 class Pipeline:
-    """Runs stages in order and keeps the top ``k`` as Results."""
+    """Runs stages in order and keeps the top ``k`` as Results.
 
-    def __init__(self, stages: Sequence[Stage], *, k: int = 10) -> None:
-        if k < 1:
-            raise ValueError(f"k must be >= 1, got {k}")
+    With a ``store``, every query runs inside one ``store.snapshot()``: all stages read the
+    same state while other processes write, forget or purge.
+    """
+
+    def __init__(self, stages: Sequence[Stage], *, k: int = 10, store: Store | None = None) -> None:
         self.stages = list(stages)
-        self.k = k
+        self.k = _check_k(k)
+        self.store = store
 
     def candidates(self, query: Query, *, trace: Trace | None = None) -> list[Candidate]:
         """The full ordered candidate list after every stage (before the top-k cut)."""
         trace = trace if trace is not None else Trace()
         candidates: list[Candidate] = []
-        for stage in self.stages:
-            with trace.timed(stage.name):
-                candidates = stage(query, candidates, trace=trace)
+        with self.store.snapshot() if self.store is not None else contextlib.nullcontext():
+            for stage in self.stages:
+                with trace.timed(stage.name):
+                    candidates = stage(query, candidates, trace=trace)
         trace.considered = [c.memory.id for c in candidates]
         return candidates
 
@@ -65,7 +71,7 @@ class Pipeline:
         """Answer ``query``: the top ``k`` results (default ``self.k``) and the trace."""
         trace = Trace()
         t0 = time.perf_counter()
-        top = self.candidates(query, trace=trace)[: k or self.k]
+        top = self.candidates(query, trace=trace)[: _check_k(k) if k is not None else self.k]
         results = [Result.from_candidate(i + 1, c) for i, c in enumerate(top)]
         trace.exposed = [r.memory_id for r in results]
         trace.timings_ms["total"] = (time.perf_counter() - t0) * 1000.0
@@ -117,4 +123,11 @@ class Pipeline:
             stages.append(ValidityStage([verifier], mode=validity, store=store, top_k=k,
                                         cache=retriever.cache, source_policy=source_policy,
                                         **verifier.stage_thresholds(encoder.name)))
-        return cls(stages, k=k)
+        return cls(stages, k=k, store=store)
+
+
+def _check_k(k: object) -> int:
+    """``k`` must be a positive integer (0 is not "the default", -1 not "all but one")."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ConfigError(f"k must be a positive integer, got {k!r}")
+    return k

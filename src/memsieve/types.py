@@ -57,6 +57,39 @@ def check_no_eval_fields(data: Mapping[str, Any], where: str = "input") -> None:
         )
 
 
+MAX_DEPTH = 32  # nesting allowed inside an input (metadata is free-form, but not unbounded)
+MAX_INT = 2**63 - 1  # what SQLite and PostgreSQL BIGINT hold
+
+
+def check_storable(data: Any, where: str = "input") -> None:
+    """Raise ConfigError unless ``data`` can be stored as JSON text: no lone surrogate in any
+    string (it has no UTF-8 form), nesting at most ``MAX_DEPTH`` deep, integers within 64 bits.
+    Iterative, so a hostile input cannot exhaust the stack."""
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ConfigError(f"{where} is nested more than {MAX_DEPTH} levels deep")
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ConfigError(
+                    f"{where} has a string that is not valid Unicode (a lone surrogate)"
+                ) from None
+        elif isinstance(value, int) and not isinstance(value, bool):
+            if abs(value) > MAX_INT:
+                raise ConfigError(f"{where} has an integer beyond 64 bits: {value}")
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                raise ConfigError(f"{where} has a number that is not finite: {value}")
+        elif isinstance(value, Mapping):
+            stack.extend((k, depth + 1) for k in value)
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list | tuple):
+            stack.extend((v, depth + 1) for v in value)
+
+
 class _Input(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=False)
 
@@ -64,6 +97,7 @@ class _Input(BaseModel):
     @classmethod
     def _no_eval_fields(cls, data: Any) -> Any:
         if isinstance(data, Mapping):
+            check_storable(data, cls.__name__)
             check_no_eval_fields(data, cls.__name__)
             meta = data.get("metadata")
             if isinstance(meta, Mapping):
@@ -83,7 +117,7 @@ class Memory(_Input):
     text: str
     conversation_id: str | None = None
     session_id: str | None = None
-    turn_index: int | None = None
+    turn_index: int | None = Field(default=None, ge=-MAX_INT, le=MAX_INT)
     speaker: str | None = None
     timestamp: datetime | None = None
     state: State = State.current

@@ -160,7 +160,7 @@ def test_sources_must_be_later_and_same_namespace(store, hash_encoder):
     cands = Retriever(store, hash_encoder)(Query(text="job", namespace="sam"), [], trace=_trace())
     with pytest.raises(ConfigError, match="not later than target 'm4'"):
         stage(Query(text="job", namespace="sam"), cands, trace=_trace())
-    a, b = store.get("m1"), store.get("m4")
+    a, b = store.get("sam", "m1"), store.get("sam", "m4")
     assert is_later(b, a) and not is_later(a, b) and not is_later(a, a)
 
 
@@ -223,7 +223,7 @@ def _sources_seen(store, encoder, query, **kw) -> dict[str, str]:
     stage = ValidityStage([scorer], store=store, **kw)
     q = Query(text=query, namespace="sam")
     stage(q, Retriever(store, encoder)(q, [], trace=_trace()), trace=_trace())
-    text_to_id = {store.get(i).text: i for i, _, _ in MEMS}
+    text_to_id = {store.get("sam", i).text: i for i, _, _ in MEMS}
     return {text_to_id[t]: text_to_id[s] for _, s, t in scorer.triples}
 
 

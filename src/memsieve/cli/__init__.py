@@ -7,6 +7,7 @@ import sys
 import click
 import typer
 
+from memsieve.cli.options import printable
 from memsieve.errors import MemsieveError
 
 app = typer.Typer(
@@ -18,7 +19,36 @@ app = typer.Typer(
 )
 
 # Importing the command modules registers their commands on ``app``.
-from memsieve.cli import demo, eval, ingest, search, train, train_validity  # noqa: E402,F401
+from memsieve.cli import (  # noqa: E402,F401
+    demo,
+    eval,
+    ingest,
+    migrate,
+    search,
+    train,
+    train_validity,
+)
+
+
+def _classes(name: str) -> tuple[type, ...]:
+    """Exception class ``name`` from click and from the copies newer typer releases vendor
+    (``typer._click.exceptions``, ``typer.exceptions``): a user mistake must be caught
+    whichever of them raised it."""
+    import importlib
+
+    found = []
+    for module in ("click.exceptions", "typer._click.exceptions", "typer.exceptions"):
+        try:
+            cls = getattr(importlib.import_module(module), name, None)
+        except ImportError:
+            continue
+        if cls is not None and cls not in found:
+            found.append(cls)
+    return tuple(found)
+
+
+_EXIT, _ABORT = _classes("Exit"), _classes("Abort")
+_USAGE, _CLICK = _classes("UsageError"), _classes("ClickException")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,19 +56,21 @@ def main(argv: list[str] | None = None) -> int:
     try:
         typer.main.get_command(app).main(args=argv, prog_name="memsieve", standalone_mode=False)
     except MemsieveError as err:
-        click.echo(f"error: {err}", err=True)
+        click.echo(f"error: {printable(str(err))}", err=True)
         return 2
-    except click.exceptions.Exit as err:
+    except _EXIT as err:
         return err.exit_code
-    except click.ClickException as err:
+    except _USAGE as err:
         err.show()
-        return 2 if isinstance(err, click.UsageError) else err.exit_code
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        return 130
-    except KeyboardInterrupt:
+        return 2
+    except _CLICK as err:
+        err.show()
+        return err.exit_code
+    except (KeyboardInterrupt, *_ABORT):
         click.echo("interrupted", err=True)
         return 130
+    except BrokenPipeError:  # `memsieve search ... | head`
+        return 0
     return 0
 
 

@@ -10,8 +10,8 @@ import typer
 from memsieve.cli import app
 from memsieve.cli.options import DbOption
 from memsieve.embed import get_encoder
-from memsieve.ingest import add_memories, read_memories
-from memsieve.store import open_store
+from memsieve.ingest import encode_memories, read_memories
+from memsieve.store import open_store, remove_if_empty
 
 
 @app.command()
@@ -27,8 +27,16 @@ def ingest(
     progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
 ) -> None:
     """Read conversations, embed every turn, and store them (all or nothing)."""
-    memories = list(read_memories(fmt, path))  # validate everything before loading a model
-    encoder = get_encoder(model)
-    with open_store(db) as store:
-        report = add_memories(store, memories, encoder, progress=progress)
+    memories = read_memories(fmt, path)
+    # validate and encode everything before the database is opened: a bad line or Ctrl-C
+    # during encoding leaves no file behind
+    encoded = encode_memories(memories, get_encoder(model), progress=progress)
+    new = not Path(db).exists()
+    try:
+        with open_store(db) as store:
+            report = encoded.write(store)
+    except BaseException:
+        if new:
+            remove_if_empty(db)
+        raise
     typer.echo(report.summary(), err=True)

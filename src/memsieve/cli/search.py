@@ -9,8 +9,9 @@ from typing import Annotated
 import typer
 
 from memsieve.cli import app
-from memsieve.cli.options import DbOption, JsonOption
+from memsieve.cli.options import DbOption, JsonOption, printable
 from memsieve.errors import ConfigError, NotFound
+from memsieve.ingest._common import iter_jsonl
 from memsieve.pipeline import Pipeline, Response
 from memsieve.store import open_store
 from memsieve.types import Query, parse
@@ -21,23 +22,16 @@ def read_queries(path: Path) -> list[tuple[Query, int | None]]:
     if not path.is_file():
         raise NotFound(f"no queries file at {path}")
     out = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}: "
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ConfigError(f"{where}invalid JSON: {err.msg}") from None
-            if not isinstance(obj, dict):
-                raise ConfigError(f"{where}expected a JSON object")
-            k = obj.pop("k", None)
-            if k is not None and (not isinstance(k, int) or k < 1):
-                raise ConfigError(f"{where}k must be a positive integer")
-            if "query" in obj:
-                obj["text"] = obj.pop("query")
-            out.append((parse(Query, obj, where=where), k))
+    for lineno, obj in iter_jsonl(path):
+        where = f"{path}:{lineno}: "
+        if not isinstance(obj, dict):
+            raise ConfigError(f"{where}expected a JSON object")
+        k = obj.pop("k", None)
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+            raise ConfigError(f"{where}k must be a positive integer")
+        if "query" in obj:
+            obj["text"] = obj.pop("query")
+        out.append((parse(Query, obj, where=where), k))
     return out
 
 
@@ -45,15 +39,17 @@ def _print(response: Response, as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(response.to_dict(), ensure_ascii=False))
         return
-    typer.echo(f"# {response.query.text}")
+    typer.echo(f"# {printable(response.query.text)}")
     if not response.results:
         typer.echo("  (no memories in this namespace)")
     for r in response.results:
-        text = r.text if len(r.text) <= 110 else r.text[:107] + "..."
-        typer.echo(f"{r.rank:3d}  {r.score:.3f}  {r.memory_id}  {text}")
+        text = printable(r.text)
+        text = text if len(text) <= 110 else text[:107] + "..."
+        typer.echo(f"{r.rank:3d}  {r.score:.3f}  {printable(r.memory_id)}  {text}")
         v = r.annotations.get("validity")
         if v is not None and v.status == "possibly_outdated":
-            typer.echo(f"       ! possibly outdated, see {v.superseded_by}: {v.evidence}")
+            typer.echo(f"       ! possibly outdated, see {printable(str(v.superseded_by))}: "
+                       f"{printable(v.evidence)}")
 
 
 @app.command()
@@ -98,11 +94,11 @@ def search(
         if namespace is None:
             raise ConfigError("--namespace is required with a QUERY")
         batch = [(parse(Query, {"text": query, "namespace": namespace}), None)]
-    with open_store(db, create=False) as store:
+    with open_store(db, readonly=True) as store:
         kwargs = {"alpha": alpha} if alpha is not None else {}
         pipeline = Pipeline.default(
             store, method=method, pool=pool, k=k, rerank=rerank, validity=validity,
             source_policy=sources, **kwargs
         )
         for q, qk in batch:
-            _print(pipeline.run(q, k=qk or k), as_json)
+            _print(pipeline.run(q, k=qk if qk is not None else k), as_json)

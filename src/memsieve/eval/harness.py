@@ -88,16 +88,19 @@ class Context:
         self.encoder.remember(texts, cached_vectors(self.encoder.inner, texts, progress=progress))
         encode_ms = self._encode_latency(texts)
         out = {}
+        sessions: dict[str, list[str]] = {}
         for q in tqdm(queries, desc="score queries", unit="q", disable=not progress):
-            index = self.retriever.cache.get(q.namespace)
-            trace = Trace()
-            scores = self.retriever.score(Query(text=q.text, namespace=q.namespace), index, trace)
+            with self.store.snapshot():
+                index = self.retriever.cache.get(q.namespace)
+                trace = Trace()
+                scores = self.retriever.score(Query(text=q.text, namespace=q.namespace), index,
+                                              trace)
+                if q.namespace not in sessions:
+                    sessions[q.namespace] = [m.session_id or m.id
+                                             for m in index.all_memories(self.store)]
             trace.timings_ms["encode_query"] = encode_ms
-            out[q.qid] = Scored(
-                q, [m.id for m in index.memories],
-                [m.session_id or m.id for m in index.memories],
-                scores["dense"], scores["bm25"], dict(trace.timings_ms),
-            )
+            out[q.qid] = Scored(q, list(index.ids), sessions[q.namespace], scores["dense"],
+                                scores["bm25"], dict(trace.timings_ms))
         return out
 
     def _encode_latency(self, texts: Sequence[str], n: int = 30) -> float:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from memsieve.errors import ConfigError, NotFound
-from memsieve.ingest.core import IngestReport, add_memories
+from memsieve.ingest.core import IngestReport, add_memories, encode_memories
 from memsieve.ingest.jsonl import read_jsonl
 from memsieve.ingest.locomo import read_locomo
 from memsieve.ingest.longmemeval import read_longmemeval
@@ -42,4 +42,4 @@ def read_memories(fmt: str, path: str | Path) -> Iterator[Memory]:
     return adapter(p)
 
 
-__all__ = ["ADAPTERS", "IngestReport", "add_memories", "read_memories"]
+__all__ = ["ADAPTERS", "IngestReport", "add_memories", "encode_memories", "read_memories"]

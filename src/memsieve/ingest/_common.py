@@ -51,6 +51,8 @@ def load_json(path: Path) -> Any:
         raise ConfigError(
             f"{path}:{err.lineno}: invalid JSON: {err.msg} (column {err.colno})"
         ) from None
+    except RecursionError:
+        raise ConfigError(f"{path}: JSON nested too deeply") from None
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
@@ -77,6 +79,8 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
                 raise ConfigError(
                     f"{path}:{lineno}: invalid JSON: {err.msg} (column {err.colno})"
                 ) from None
+            except RecursionError:
+                raise ConfigError(f"{path}:{lineno}: JSON nested too deeply") from None
 
 
 def expect(value: Any, kind: Kind, where: str) -> Any:

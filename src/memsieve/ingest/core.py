@@ -41,15 +41,37 @@ class IngestReport:
         )
 
 
+@dataclasses.dataclass(frozen=True)
+class Encoded:
+    """A validated batch and its vectors, ready for one ``Store.add``."""
+
+    memories: list[Memory]
+    vectors: object  # (n, d) float32 ndarray
+    model: str
+    read_s: float
+    encode_s: float
+
+    def write(self, store: Store) -> IngestReport:
+        """Add the batch to ``store`` in one transaction and report what it took."""
+        t0 = time.perf_counter()
+        n = store.add(self.memories, vectors=self.vectors, model=self.model)
+        return IngestReport(n, len({m.namespace for m in self.memories}), self.read_s,
+                            self.encode_s, time.perf_counter() - t0)
+
+
+def encode_memories(
+    memories: Iterable[Memory], encoder: Encoder, *, progress: bool = False
+) -> Encoded:
+    """Read (validating every record) and encode a batch before anything is written."""
+    t0 = time.perf_counter()
+    batch = list(memories)
+    t1 = time.perf_counter()
+    vectors = encoder.encode([m.text for m in batch], progress=progress)
+    return Encoded(batch, vectors, encoder.name, t1 - t0, time.perf_counter() - t1)
+
+
 def add_memories(
     store: Store, memories: Iterable[Memory], encoder: Encoder, *, progress: bool = False
 ) -> IngestReport:
     """Encode ``memories`` with ``encoder`` and add them to ``store`` atomically."""
-    t0 = time.perf_counter()
-    batch = list(memories)  # reading validates every record before any work is done
-    t1 = time.perf_counter()
-    vectors = encoder.encode([m.text for m in batch], progress=progress)
-    t2 = time.perf_counter()
-    n = store.add(batch, vectors=vectors, model=encoder.name)
-    t3 = time.perf_counter()
-    return IngestReport(n, len({m.namespace for m in batch}), t1 - t0, t2 - t1, t3 - t2)
+    return encode_memories(memories, encoder, progress=progress).write(store)

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from memsieve.retrieve.bm25 import Analyzer
 from memsieve.retrieve.fusion import minmax
 from memsieve.types import Memory
 
@@ -49,7 +50,6 @@ FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
 FEATURES: tuple[str, ...] = tuple(f for group in FEATURE_GROUPS.values() for f in group)
 WINDOW = 3
 
-_WORD = re.compile(r"(?u)\b\w\w+\b")  # bm25s's default token pattern
 _WH = {
     "q_when": re.compile(r"\b(when|what (year|month|day|date|time)|how long)\b"),
     "q_where": re.compile(r"\bwhere\b"),
@@ -65,30 +65,6 @@ _TIME = re.compile(
     r"autumn|fall|winter)s?\b"
 )
 PRF_DEPTH = 5  # pool head whose mean vector is the pseudo-relevance centroid
-
-
-class Tokenizer:
-    """Lower-cased words of two or more characters, stop words out, Snowball-stemmed.
-
-    The same stop-word list and stemmer as the BM25 index (``retrieve/bm25.py``), but the
-    memories of a namespace are stemmed in one call, which is what makes building fast.
-    """
-
-    def __init__(self) -> None:
-        import Stemmer
-        from bm25s.stopwords import STOPWORDS_EN_PLUS
-
-        self._stop = frozenset(STOPWORDS_EN_PLUS)
-        self._stemmer = Stemmer.Stemmer("english")
-
-    def __call__(self, texts: Sequence[str]) -> list[list[str]]:
-        words = [[w for w in _WORD.findall(t.lower()) if w not in self._stop] for t in texts]
-        flat = self._stemmer.stemWords([w for ws in words for w in ws])
-        out, i = [], 0
-        for ws in words:
-            out.append(flat[i : i + len(ws)])
-            i += len(ws)
-        return out
 
 
 def _bigrams(tokens: Sequence[str]) -> list[str]:
@@ -136,16 +112,16 @@ class NamespaceFeatures:
     speaker_terms: tuple[frozenset[str], ...]
     session_of: np.ndarray  # (n,) session number (store order of first appearance)
     traits: np.ndarray  # (n, len(FEATURE_GROUPS["memory"])) memory-level features
-    tokenizer: Tokenizer
+    tokenizer: Analyzer
 
     @classmethod
     def build(
-        cls, memories: Sequence[Memory], matrix: np.ndarray, *, tokenizer: Tokenizer | None = None
+        cls, memories: Sequence[Memory], matrix: np.ndarray, *, tokenizer: Analyzer | None = None
     ) -> NamespaceFeatures:
         """Index ``memories`` (store order) and their (n, d) vectors."""
         if len(memories) != len(matrix):
             raise ValueError(f"{len(memories)} memories but {len(matrix)} vectors")
-        tokenizer = tokenizer or Tokenizer()
+        tokenizer = tokenizer or Analyzer()
         tokens = tokenizer([m.text for m in memories])
         vocab: dict[str, int] = {}
         uni = _csr(tokens, vocab)
@@ -364,7 +340,6 @@ __all__ = [
     "NamespaceFeatures",
     "PoolFeatures",
     "QueryTerms",
-    "Tokenizer",
     "pool_features",
     "window_scores",
 ]

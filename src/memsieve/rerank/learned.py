@@ -26,7 +26,7 @@ from torch import nn
 from memsieve.embed import Encoder
 from memsieve.errors import ConfigError, NotFound, StoreError
 from memsieve.rerank.features import FEATURES, NamespaceFeatures, pool_features
-from memsieve.retrieve.index import IndexCache, NamespaceIndex
+from memsieve.retrieve.index import IndexCache
 from memsieve.trace import Trace
 from memsieve.types import Candidate, Query
 
@@ -225,7 +225,7 @@ class LearnedReranker:
             )
         self.model, self.encoder, self.cache, self.config = model, encoder, cache, config
         self.window = window if window is not None else int(config.get("window", 3))
-        self._features: OrderedDict[str, tuple[NamespaceIndex, NamespaceFeatures]] = OrderedDict()
+        self._features: OrderedDict[str, tuple[int, NamespaceFeatures]] = OrderedDict()
 
     @classmethod
     def from_checkpoint(
@@ -235,11 +235,12 @@ class LearnedReranker:
         return cls(model, encoder=encoder, cache=cache, config=config)
 
     def namespace_features(self, namespace: str) -> NamespaceFeatures:
-        """Features of a namespace, rebuilt when the retriever's index of it is rebuilt."""
+        """Features of a namespace, rebuilt when the namespace's revision moves on."""
         index = self.cache.get(namespace)
         entry = self._features.get(namespace)
-        if entry is None or entry[0] is not index:
-            entry = (index, NamespaceFeatures.build(index.memories, index.matrix))
+        if entry is None or entry[0] != index.revision:
+            entry = (index.revision, NamespaceFeatures.build(
+                index.all_memories(self.cache.store), index.matrix))
             self._features[namespace] = entry
         self._features.move_to_end(namespace)
         while len(self._features) > self.cache.capacity:

@@ -1,61 +1,149 @@
-"""Per-namespace search indexes (memories, dense matrix, BM25), cached against store revision."""
+"""The live per-namespace index: the searchable memories' vectors in store order, kept current
+by the store's deltas (never rebuilt from all rows because one memory was added).
+
+Lexical scores come from the store's postings at query time (``Store.postings``), so a new
+process needs no BM25 build; the dense matrix is read once per process and then follows the
+namespace's revisions: appends go to spare capacity, rewrites are done in place, removals
+compact the arrays. Call ``IndexCache.get`` inside ``store.snapshot()`` so the index and the
+rest of the query read the same state.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-import functools
+import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 
 import numpy as np
 
-from memsieve.errors import StoreError
-from memsieve.retrieve.bm25 import BM25Index
-from memsieve.store.base import Store
+from memsieve.store.base import Delta, Store
 from memsieve.types import Memory
 
 
-@dataclasses.dataclass(frozen=True)
 class NamespaceIndex:
-    """Everything first-stage retrieval needs for one namespace, aligned by position."""
+    """One namespace's searchable memories (forgotten ones out), row ``i`` in store order.
 
-    namespace: str
-    revision: int
-    memories: list[Memory]
-    matrix: np.ndarray
-    bm25: BM25Index
+    ``seqs`` (ascending), ``ids`` and ``matrix`` are aligned by row; ``revision`` is the
+    namespace revision they reflect. Memory records are read from the store on first use.
+    """
 
-    @classmethod
-    def build(cls, store: Store, namespace: str) -> NamespaceIndex:
-        revision = store.revision(namespace)
-        memories = store.list(namespace)
-        ids, matrix = store.vectors(namespace)
-        if len(ids) != len(memories):
-            raise StoreError(
-                f"namespace {namespace!r} has {len(memories) - len(ids)} memories without "
-                "vectors; re-ingest them with an embedding model"
-            )
-        return cls(namespace, revision, memories, matrix, BM25Index([m.text for m in memories]))
+    def __init__(self, namespace: str) -> None:
+        self.namespace = namespace
+        self.revision = 0
+        self.seqs = np.zeros(0, dtype=np.int64)
+        self.ids: list[str] = []
+        self._buf = np.zeros((0, 0), dtype=np.float32)
+        self._records: dict[int, Memory] = {}
+        self._rows: dict[str, int] | None = None
 
-    @functools.cached_property
+    @property
+    def size(self) -> int:
+        return len(self.seqs)
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """(size, d) float32 vectors of the searchable memories, in store order."""
+        return self._buf[: self.size]
+
+    @property
     def rows(self) -> dict[str, int]:
-        """Memory id → its row in ``memories`` and ``matrix`` (built on first use)."""
-        return {m.id: i for i, m in enumerate(self.memories)}
+        """Memory id → its row (built on first use per revision)."""
+        if self._rows is None:
+            self._rows = {mid: i for i, mid in enumerate(self.ids)}
+        return self._rows
+
+    def refresh(self, store: Store) -> None:
+        """Bring the index to the store's current revision of the namespace."""
+        if store.revision(self.namespace) == self.revision:
+            return
+        self.apply(store.changes(self.namespace, self.revision))
+
+    def apply(self, delta: Delta) -> None:
+        """Apply a store delta (or load a full one)."""
+        self._rows = None
+        for seq in delta.removed.tolist():
+            self._records.pop(seq, None)
+        for seq in delta.seqs.tolist():
+            self._records.pop(seq, None)
+        if delta.full:
+            self.seqs, self.ids = delta.seqs, list(delta.ids)
+            self._buf = delta.vectors
+            self.revision = delta.revision
+            return
+        if len(delta.removed):
+            keep = ~np.isin(self.seqs, delta.removed)
+            self.seqs = self.seqs[keep]
+            self.ids = [i for i, k in zip(self.ids, keep.tolist(), strict=True) if k]
+            self._buf = np.ascontiguousarray(self._buf[: len(keep)][keep])
+        if len(delta.seqs):
+            self._merge(delta)
+        self.revision = delta.revision
+
+    def _merge(self, delta: Delta) -> None:
+        pos = np.searchsorted(self.seqs, delta.seqs)
+        clipped = np.minimum(pos, max(self.size - 1, 0))
+        present = (pos < self.size) & (self.seqs[clipped] == delta.seqs) if self.size else (
+            np.zeros(len(pos), dtype=bool))
+        if present.any():  # rewrites keep their row
+            self._buf[pos[present]] = delta.vectors[present]
+            for row, mid in zip(pos[present].tolist(), np.asarray(delta.ids)[present].tolist(),
+                                strict=True):
+                self.ids[row] = mid
+        new = ~present
+        if not new.any():
+            return
+        seqs, vecs = delta.seqs[new], delta.vectors[new]
+        ids = [i for i, n in zip(delta.ids, new.tolist(), strict=True) if n]
+        n, d = self.size, vecs.shape[1]
+        if self._buf.shape[1] != d:
+            self._buf = np.zeros((0, d), dtype=np.float32)
+        if n == 0 or seqs[0] > self.seqs[-1]:  # the usual case: appends at the end
+            if n + len(seqs) > len(self._buf):
+                grown = np.zeros((max(2 * (n + len(seqs)), 64), d), dtype=np.float32)
+                grown[:n] = self._buf[:n]
+                self._buf = grown
+            self._buf[n : n + len(seqs)] = vecs
+            self.seqs = np.concatenate([self.seqs, seqs])
+            self.ids += ids
+            return
+        # a memory back in the searchable set (un-forgotten) lands inside: re-sort by seq
+        all_seqs = np.concatenate([self.seqs, seqs])
+        order = np.argsort(all_seqs, kind="stable")
+        self._buf = np.ascontiguousarray(np.vstack([self._buf[:n], vecs])[order])
+        self.seqs = all_seqs[order]
+        self.ids = [(self.ids + ids)[i] for i in order.tolist()]
+
+    def memories(self, store: Store, rows: Sequence[int]) -> list[Memory]:
+        """The Memory records at these rows (read from the store once, then kept)."""
+        seqs = self.seqs[np.asarray(rows, dtype=np.int64)].tolist()
+        missing = [s for s in seqs if s not in self._records]
+        if missing:
+            for seq, m in zip(missing, store.fetch(self.namespace, missing), strict=True):
+                self._records[seq] = m
+        return [self._records[s] for s in seqs]
+
+    def all_memories(self, store: Store) -> list[Memory]:
+        """Every searchable memory, in row order."""
+        return self.memories(store, range(self.size))
 
 
 class IndexCache:
-    """A small LRU of NamespaceIndex objects; an entry is rebuilt when its revision moves on."""
+    """The live indexes of recently used namespaces (LRU); each follows its revisions."""
 
     def __init__(self, store: Store, *, capacity: int = 8) -> None:
         self.store = store
         self.capacity = capacity
         self._entries: OrderedDict[str, NamespaceIndex] = OrderedDict()
+        self._lock = threading.Lock()
 
     def get(self, namespace: str) -> NamespaceIndex:
-        entry = self._entries.get(namespace)
-        if entry is None or entry.revision != self.store.revision(namespace):
-            entry = NamespaceIndex.build(self.store, namespace)
-            self._entries[namespace] = entry
-        self._entries.move_to_end(namespace)
-        while len(self._entries) > self.capacity:
-            self._entries.popitem(last=False)
-        return entry
+        """The namespace's index at the store's current revision (call inside a snapshot)."""
+        with self._lock:
+            entry = self._entries.get(namespace)
+            if entry is None:
+                entry = self._entries[namespace] = NamespaceIndex(namespace)
+            entry.refresh(self.store)
+            self._entries.move_to_end(namespace)
+            while len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
+            return entry

@@ -9,6 +9,7 @@ import numpy as np
 
 from memsieve.embed import Encoder
 from memsieve.errors import ConfigError
+from memsieve.retrieve.bm25 import Analyzer, score_postings
 from memsieve.retrieve.fusion import fuse, minmax, rrf
 from memsieve.retrieve.index import IndexCache, NamespaceIndex
 from memsieve.store.base import Store
@@ -84,6 +85,7 @@ class Retriever:
         self.store, self.encoder = store, encoder
         self.alpha, self.pool, self.rrf_k = alpha, pool, rrf_k
         self.cache = cache or IndexCache(store)
+        self.analyzer = Analyzer()
 
     def score(self, query: Query, index: NamespaceIndex, trace: Trace) -> dict[str, np.ndarray]:
         """Raw dense and BM25 scores and the ranking key for every memory of the namespace."""
@@ -92,10 +94,14 @@ class Retriever:
             with trace.timed("encode_query"):
                 qvec = self.encoder.encode([query.text])[0]
             with trace.timed("dense"):
-                out["dense"] = index.matrix @ qvec
+                matrix = index.matrix
+                out["dense"] = (matrix @ qvec if matrix.shape[1] == len(qvec)
+                                else np.zeros(index.size, dtype=np.float32))
         if self.method is not Method.dense:
             with trace.timed("bm25"):
-                out["bm25"] = index.bm25.scores(query.text)
+                terms = self.analyzer([query.text])[0]
+                stats = self.store.postings(index.namespace, terms)
+                out["bm25"] = score_postings(stats, terms, index.seqs)
         with trace.timed("fuse"):
             if self.method is Method.bm25:
                 out["fused"] = out["bm25"]
@@ -110,21 +116,23 @@ class Retriever:
     def __call__(
         self, query: Query, candidates: list[Candidate], *, trace: Trace
     ) -> list[Candidate]:
-        if self.store.revision(query.namespace) == 0:
-            return []  # unknown namespace: nothing to retrieve, not an error
-        with trace.timed("load_index"):
-            index = self.cache.get(query.namespace)
-        scores = self.score(query, index, trace)
-        with trace.timed("pool"):
-            key = scores["fused"]
-            top = select_pool(key, self.pool)
-            # Gather each score column for the pool once (numpy), then build the candidates.
-            columns = {name: values[top].tolist() for name, values in scores.items()}
-            for name in [n for n in scores if n != "fused"]:
-                columns[f"{name}_norm"] = minmax(scores[name])[top].tolist()
-            names = list(columns)
-            rows = zip(*(columns[n] for n in names), strict=True)
-            return [
-                Candidate(index.memories[i], k, _proxy(names, row))
-                for i, k, row in zip(top.tolist(), columns["fused"], rows, strict=True)
-            ]
+        with self.store.snapshot():
+            with trace.timed("load_index"):
+                index = self.cache.get(query.namespace)
+            if index.size == 0:
+                return []  # unknown or empty namespace: nothing to retrieve, not an error
+            scores = self.score(query, index, trace)
+            with trace.timed("pool"):
+                key = scores["fused"]
+                top = select_pool(key, self.pool)
+                # Gather each score column for the pool once (numpy), then build the candidates.
+                columns = {name: values[top].tolist() for name, values in scores.items()}
+                for name in [n for n in scores if n != "fused"]:
+                    columns[f"{name}_norm"] = minmax(scores[name])[top].tolist()
+                names = list(columns)
+                rows = zip(*(columns[n] for n in names), strict=True)
+                memories = index.memories(self.store, top)
+                return [
+                    Candidate(m, k, _proxy(names, row))
+                    for m, k, row in zip(memories, columns["fused"], rows, strict=True)
+                ]

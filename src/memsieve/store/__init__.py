@@ -1,6 +1,6 @@
 """Storage backends. SQLite (one file) is the embedded default."""
 
-from memsieve.store.base import Store
-from memsieve.store.sqlite import SQLiteStore, open_store
+from memsieve.store.base import Delta, Store
+from memsieve.store.sqlite import SQLiteStore, open_store, remove_if_empty
 
-__all__ = ["SQLiteStore", "Store", "open_store"]
+__all__ = ["Delta", "SQLiteStore", "Store", "open_store", "remove_if_empty"]

@@ -1,22 +1,61 @@
-"""The Store protocol every backend implements."""
+"""The Store protocol every backend implements, and the values it hands the live index."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import dataclasses
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from memsieve.errors import ConfigError
 from memsieve.types import Memory, State
+
+
+@dataclasses.dataclass(frozen=True)
+class Postings:
+    """One term's postings in a namespace: memory seqs (ascending), term frequencies, lengths."""
+
+    seqs: np.ndarray
+    tf: np.ndarray
+    dl: np.ndarray
+
+
+@dataclasses.dataclass(frozen=True)
+class TermStats:
+    """What BM25 needs of a namespace for one query: its statistics and each term's postings."""
+
+    n_docs: int
+    n_terms: int
+    postings: dict[str, Postings]
+
+
+@dataclasses.dataclass(frozen=True)
+class Delta:
+    """What changed in a namespace's searchable set between two revisions.
+
+    ``seqs`` (ascending) are memories added or rewritten since, with their ``ids`` and
+    ``vectors`` (a zero row where a memory has none); ``removed`` are seqs no longer searchable
+    (purged, or forgotten). ``full`` means the delta is the whole set, not a change to apply.
+    """
+
+    revision: int
+    full: bool
+    seqs: np.ndarray
+    ids: list[str]
+    vectors: np.ndarray
+    removed: np.ndarray
 
 
 @runtime_checkable
 class Store(Protocol):
-    """Memories, their vectors and lifecycle state, partitioned by namespace.
+    """Memories, their vectors, lexical postings and lifecycle state, partitioned by namespace.
 
-    Required: every method below. A batch ``add`` is atomic (a failure writes nothing);
-    ``revision(ns)`` changes whenever anything in the namespace changes, so derived indexes
-    (BM25, dense matrices) can be cached against it.
+    A memory is identified by (namespace, id). Every write is one transaction that checks and
+    writes together and bumps the namespace's ``revision``; a batch ``add`` is atomic.
+    ``snapshot()`` makes the reads inside it see one consistent state while other processes
+    commit. Forgotten memories stay (for the audit trail) but leave the searchable set at once.
     """
 
     def add(
@@ -27,7 +66,7 @@ class Store(Protocol):
         model: str | None = None,
     ) -> int: ...
 
-    def get(self, memory_id: str) -> Memory: ...
+    def get(self, namespace: str, memory_id: str) -> Memory: ...
 
     def list(self, namespace: str) -> list[Memory]: ...
 
@@ -39,12 +78,37 @@ class Store(Protocol):
 
     def embedding_model(self) -> str | None: ...
 
-    def set_state(self, memory_id: str, state: State) -> None: ...
+    def set_state(self, namespace: str, memory_id: str, state: State | str) -> None: ...
 
-    def forget(self, memory_id: str) -> None: ...
+    def forget(self, namespace: str, memory_id: str) -> None: ...
 
-    def purge(self, memory_ids: Iterable[str]) -> int: ...
+    def purge(self, namespace: str, memory_ids: Iterable[str]) -> int: ...
 
     def revision(self, namespace: str) -> int: ...
 
+    def snapshot(self) -> AbstractContextManager[None]: ...
+
+    def changes(self, namespace: str, since: int) -> Delta: ...
+
+    def postings(self, namespace: str, terms: Sequence[str]) -> TermStats: ...
+
+    def fetch(self, namespace: str, seqs: Sequence[int]) -> list[Memory]: ...
+
     def close(self) -> None: ...
+
+
+def id_list(memory_ids: Iterable[str]) -> list[str]:
+    """Distinct ids in order; a bare string is refused (``purge("12")`` is not ids "1", "2")."""
+    if isinstance(memory_ids, str | bytes):
+        raise TypeError("memory_ids must be a list of ids, not a single string")
+    ids = list(dict.fromkeys(memory_ids))
+    bad = [i for i in ids if not isinstance(i, str) or not i]
+    if bad:
+        raise ConfigError(f"memory ids must be non-empty strings, got {bad[0]!r}")
+    return ids
+
+
+def chunks(items: Sequence, size: int = 500) -> Iterator[Sequence]:
+    """``items`` in slices of at most ``size`` (SQL parameter lists stay bounded)."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

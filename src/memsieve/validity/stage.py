@@ -164,7 +164,7 @@ class ValidityStage:
         if target.id in self.sources:
             out = []
             for sid in self.sources[target.id]:
-                src = self.store.get(sid)  # type: ignore[union-attr]
+                src = self.store.get(namespace, sid)  # type: ignore[union-attr]
                 if src.namespace != namespace:
                     raise ConfigError(f"source {sid!r} is not in namespace {namespace!r}")
                 if not is_later(src, target):
@@ -247,7 +247,8 @@ class ValidityStage:
         targets = [c.memory for c in window]
         extra = []
         if self.dependencies:
-            extra = [self.store.get(a) for a in self._ancestors([t.id for t in targets])]
+            extra = [self.store.get(query.namespace, a)  # type: ignore[union-attr]
+                     for a in self._ancestors([t.id for t in targets])]
         scored = self.score_targets(query, targets + extra, candidates)
         superseded = {tid: src for tid, (_, src) in scored.items()}
         final = {tid: s for tid, (s, _) in scored.items()}

@@ -18,10 +18,10 @@ from memsieve.rerank.features import (
     FEATURE_GROUPS,
     FEATURES,
     NamespaceFeatures,
-    Tokenizer,
     pool_features,
     window_scores,
 )
+from memsieve.retrieve.bm25 import Analyzer
 from memsieve.rerank.learned import (
     LearnedReranker,
     V1Model,
@@ -77,7 +77,7 @@ def test_feature_shapes_and_ranges(retriever, hash_encoder):
     q = Query(text="When does Sam take cello lessons?", namespace="chat")
     pool = retriever(q, [], trace=Trace())
     index = retriever.cache.get("chat")
-    ns = NamespaceFeatures.build(index.memories, index.matrix)
+    ns = NamespaceFeatures.build(index.all_memories(retriever.store), index.matrix)
     pos = np.array([ns.position[c.memory.id] for c in pool])
     f = pool_features(
         ns.query(q.text, hash_encoder.encode([q.text])[0]),
@@ -104,7 +104,7 @@ def test_lexical_features_by_hand(hash_encoder):
     mems = [Memory(id="a", namespace="n", text="Sam: I take cello lessons", speaker="Sam"),
             Memory(id="b", namespace="n", text="Ann: no music here", speaker="Ann")]
     ns = NamespaceFeatures.build(mems, hash_encoder.encode([m.text for m in mems]))
-    assert Tokenizer()(["Sam: I take cello lessons"]) == [["sam", "take", "cello", "lesson"]]
+    assert Analyzer()(["Sam: I take cello lessons"]) == [["sam", "take", "cello", "lesson"]]
     terms = ns.query("Sam cello lessons", hash_encoder.encode(["x"])[0])
     f = pool_features(terms, ns, np.array([0, 1]), np.zeros(2), np.zeros(2), np.array([1.0, 0]))
     x = f.x[0]
