@@ -21,7 +21,6 @@ from memsieve.rerank.features import (
     pool_features,
     window_scores,
 )
-from memsieve.retrieve.bm25 import Analyzer
 from memsieve.rerank.learned import (
     LearnedReranker,
     V1Model,
@@ -31,6 +30,7 @@ from memsieve.rerank.learned import (
 )
 from memsieve.rerank.train import TrainConfig, TrainQuery, fit, listwise_loss, make_examples
 from memsieve.retrieve import Retriever
+from memsieve.retrieve.bm25 import Analyzer
 from memsieve.trace import Trace
 from memsieve.types import Memory, Query
 
