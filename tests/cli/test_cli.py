@@ -12,7 +12,7 @@ import pytest
 from memsieve.store import open_store
 
 
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def run(*args: str | bytes, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "memsieve", *args],
         capture_output=True,
@@ -175,7 +175,7 @@ def test_unreadable_db(tmp_path: Path):
     db = tmp_path / "junk.db"
     db.write_bytes(b"not sqlite" * 200)
     assert_user_error(
-        run("search", "x", "--db", str(db), "--namespace", "u"), "cannot open database"
+        run("search", "x", "--db", str(db), "--namespace", "u"), "not a memsieve database"
     )
 
 
@@ -216,3 +216,121 @@ def test_search_annotates_validity_by_default(db: Path):
 def test_bad_validity_mode(db: Path):
     assert_user_error(run("search", "x", "--db", str(db), "--namespace", "sam",
                           "--validity", "loud"), "--validity")
+
+
+# -- every user mistake: one line on stderr, exit 2, no traceback, nothing written -----------
+
+
+def _jsonl(tmp_path: Path, name: str, text: str | bytes) -> str:
+    path = tmp_path / name
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return str(path)
+
+
+def _garbled(tmp_path: Path, db: Path) -> str:
+    bad = tmp_path / "garbled.db"
+    raw = bytearray(db.read_bytes())
+    raw[200:] = bytes(len(raw) - 200)  # keep the header, zero the schema and the pages
+    bad.write_bytes(bytes(raw))
+    return str(bad)
+
+
+MISTAKES = {
+    "unknown option": lambda t, db: ("search", "--bogus"),
+    "unknown command": lambda t, db: ("frobnicate",),
+    "missing --db": lambda t, db: ("search", "x", "--namespace", "sam"),
+    "k zero": lambda t, db: ("search", "x", "--db", str(db), "--namespace", "sam", "--k", "0"),
+    "k negative": lambda t, db: ("search", "x", "--db", str(db), "--namespace", "sam",
+                                 "--k", "-1"),
+    "k not a number": lambda t, db: ("search", "x", "--db", str(db), "--namespace", "sam",
+                                     "--k", "abc"),
+    "pool zero": lambda t, db: ("search", "x", "--db", str(db), "--namespace", "sam",
+                                "--pool", "0"),
+    "db is a folder": lambda t, db: ("search", "x", "--db", str(t), "--namespace", "sam"),
+    "garbled db": lambda t, db: ("search", "x", "--db", _garbled(t, db), "--namespace", "sam"),
+    "input is a folder": lambda t, db: ("ingest", "jsonl", str(t), "--db", str(t / "n.db")),
+    "lone surrogate in jsonl": lambda t, db: (
+        "ingest", "jsonl", _jsonl(t, "s.jsonl", '{"namespace": "u", "text": "a \\ud800"}\n'),
+        "--db", str(t / "n.db"), "--model", "hash"),
+    "metadata nested 5000 deep": lambda t, db: (
+        "ingest", "jsonl", _jsonl(t, "d.jsonl", '{"namespace": "u", "text": "a", "metadata": '
+                                  + '{"a": ' * 5000 + "1" + "}" * 5001 + "\n"),
+        "--db", str(t / "n.db"), "--model", "hash"),
+    "turn_index 10^30": lambda t, db: (
+        "ingest", "jsonl", _jsonl(t, "i.jsonl", '{"namespace": "u", "text": "a", '
+                                  '"turn_index": 1000000000000000000000000000000}\n'),
+        "--db", str(t / "n.db"), "--model", "hash"),
+    "invalid UTF-8 in queries": lambda t, db: (
+        "search", "--queries", _jsonl(t, "q.jsonl", b'{"query": "\xff", "namespace": "sam"}\n'),
+        "--db", str(db)),
+    "lone surrogate in queries": lambda t, db: (
+        "search", "--queries", _jsonl(t, "q.jsonl", '{"query": "\\udc00", "namespace": "u"}\n'),
+        "--db", str(db)),
+    "raw byte in the query": lambda t, db: ("search", b"caf\xff", "--db", str(db),
+                                            "--namespace", "sam"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MISTAKES))
+def test_user_mistake_is_one_line_exit_2(case: str, db: Path, tmp_path: Path):
+    proc = run(*MISTAKES[case](tmp_path, db))
+    assert_user_error(proc)
+    assert not (tmp_path / "n.db").exists()  # a failed first ingest leaves no file
+
+
+def test_no_arguments_prints_usage_and_exits_2():
+    proc = run()
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr + proc.stdout
+    assert "Usage" in proc.stdout + proc.stderr
+
+
+def test_plain_output_escapes_control_characters(tmp_path: Path):
+    rows = [{"namespace": "u", "id": "evil", "text": "cat\n  1  9.999  forged  row\x1b[31m"}]
+    src = _jsonl(tmp_path, "e.jsonl", json.dumps(rows[0]) + "\n")
+    db = tmp_path / "e.db"
+    assert run("ingest", "jsonl", src, "--db", str(db), "--model", "hash").returncode == 0
+    proc = run("search", "cat", "--db", str(db), "--namespace", "u", "--validity", "off")
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout and "forged" in proc.stdout
+    assert [ln for ln in proc.stdout.splitlines() if "forged" in ln][0].lstrip().startswith("1")
+    assert "\\n" in proc.stdout and "\\x1b" in proc.stdout
+
+
+def test_search_never_creates_or_changes_a_file(db: Path, tmp_path: Path):
+    import hashlib
+    import sqlite3
+
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    snapshot = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in (db, other, empty)}
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert run("search", "cat", "--db", str(db), "--namespace", "sam",
+               "--validity", "off").returncode == 0
+    assert_user_error(run("search", "x", "--db", str(other), "--namespace", "u"),
+                      "not a memsieve database")
+    assert_user_error(run("search", "x", "--db", str(empty), "--namespace", "u"), "empty")
+    assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in snapshot} == snapshot
+    assert sorted(p.name for p in tmp_path.iterdir()) == names
+
+
+def test_ctrl_c_during_ingest_is_interrupted_130_and_writes_nothing(tmp_path: Path):
+    import signal
+    import time
+
+    rows = "".join(json.dumps({"namespace": "u", "text": f"memory {i} " + "word " * 60}) + "\n"
+                   for i in range(3000))
+    src = _jsonl(tmp_path, "big.jsonl", rows)
+    db = tmp_path / "big.db"
+    # a child of a non-interactive shell may inherit SIGINT ignored: give it the terminal's
+    proc = subprocess.Popen([sys.executable, "-m", "memsieve", "ingest", "jsonl", src, "--db",
+                             str(db), "--no-progress"], stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(8)  # the model is loaded and encoding has begun
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert not db.exists()

@@ -54,14 +54,17 @@ _USAGE, _CLICK = _classes("UsageError"), _classes("ClickException")
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI and turn every user error into a message and exit code 2."""
     try:
-        typer.main.get_command(app).main(args=argv, prog_name="memsieve", standalone_mode=False)
+        rv = typer.main.get_command(app).main(args=argv, prog_name="memsieve",
+                                              standalone_mode=False)
     except MemsieveError as err:
         click.echo(f"error: {printable(str(err))}", err=True)
         return 2
     except _EXIT as err:
         return err.exit_code
-    except _USAGE as err:
-        err.show()
+    except _USAGE as err:  # one line, like every other user mistake
+        ctx = getattr(err, "ctx", None)
+        where = ctx.command_path if ctx is not None else "memsieve"
+        click.echo(f"error: {printable(err.format_message())} (try '{where} --help')", err=True)
         return 2
     except _CLICK as err:
         err.show()
@@ -71,6 +74,11 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:  # `memsieve search ... | head`
         return 0
+    # newer typer turns Ctrl-C into an exit code it returns (130) instead of raising
+    if isinstance(rv, int) and not isinstance(rv, bool) and rv:
+        if rv == 130:
+            click.echo("interrupted", err=True)
+        return rv
     return 0
 
 

@@ -61,13 +61,10 @@ class SQLiteStore:
                 raise NotFound(f"no database at {self.path} (run `memsieve ingest` first)")
             _check_header(p, create)
         try:
-            if readonly:
-                uri = f"{p.resolve().as_uri()}?mode=ro"
-                self._conn = sqlite3.connect(uri, uri=True, timeout=30.0,
-                                             check_same_thread=False, isolation_level=None)
-            else:
-                self._conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False,
-                                             isolation_level=None)
+            # read-only is enforced with query_only rather than mode=ro: a mode=ro connection
+            # leaves the -wal / -shm files behind, a normal one removes them when it closes
+            self._conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False,
+                                         isolation_level=None)
         except sqlite3.Error as err:
             raise StoreError(f"cannot open database {self.path}: {err}") from None
         try:
@@ -88,6 +85,7 @@ class SQLiteStore:
                     f"{', '.join(sorted(tables)[:5])}); refusing to change it"
                 )
             if self.readonly:
+                conn.execute("PRAGMA query_only = ON")
                 if not tables:
                     raise StoreError(f"{self.path} is an empty database, not a memsieve store")
                 if migrations.pending(conn):
