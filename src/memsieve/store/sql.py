@@ -1,0 +1,470 @@
+"""The SQL store both backends share: one schema, one write path, one change log.
+
+Every write is one transaction that checks and writes together (two processes cannot both pass
+a check and then overwrite each other), updates the BM25 postings and per-namespace statistics
+with the rows, and bumps the namespace's revision; rows carry the revision that last wrote
+them (``version``) and purged seqs leave a tombstone, so a reader asks for what changed since
+its revision instead of reloading. Reads inside ``snapshot()`` see one consistent state.
+
+A backend subclass (``SQLiteStore``, ``PostgresStore``) supplies the connection, its schema,
+the transaction statements, the placeholder style and how vectors cross the wire.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from memsieve.errors import ConfigError, NotFound, StoreError
+from memsieve.store.base import Delta, Postings, TermStats, chunks, id_list
+from memsieve.types import Memory, State
+
+COLUMNS = (
+    "id, namespace, conversation_id, session_id, turn_index, speaker, text, timestamp, "
+    "state, policy_tags, metadata"
+)
+
+
+class SQLStore:
+    """Shared implementation of ``memsieve.store.base.Store`` over a DB-API connection."""
+
+    #: statements that open a read snapshot and a write transaction
+    BEGIN_READ = "BEGIN"
+    BEGIN_WRITE = "BEGIN"
+    #: the driver's error base class(es)
+    errors: tuple[type[BaseException], ...] = ()
+
+    def __init__(self, where: str, *, readonly: bool) -> None:
+        self.where = where  # a path or a URL without its password, for messages
+        self.readonly = readonly
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._analyzer = None
+        self._conn: Any = None
+
+    # -- backend hooks -----------------------------------------------------------------------
+
+    def _sql(self, sql: str) -> str:
+        """The statement in the driver's placeholder style (written with ``?``)."""
+        return sql
+
+    def _vector_in(self, row: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def _vectors_out(self, values: Sequence[Any], dim: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def _after_purge(self, wait_s: float) -> None:
+        """Make the purged bytes unreachable in the backend's files."""
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def _exec(self, sql: str, params: Sequence = ()) -> Any:
+        return self._conn.execute(self._sql(sql), params)
+
+    def _many(self, sql: str, rows: Sequence[Sequence]) -> None:
+        if rows:
+            self._conn.cursor().executemany(self._sql(sql), rows)
+
+    def _rows(self, sql: str, params: Sequence = ()) -> list[tuple]:
+        with self._lock:
+            try:
+                return self._exec(sql, params).fetchall()
+            except self.errors as err:
+                self._recover()
+                raise StoreError(f"cannot read {self.where}: {_reason(err)}") from None
+
+    def _recover(self) -> None:
+        """After a failed statement outside a transaction, leave the connection usable."""
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads inside see one consistent state of the store (a read transaction)."""
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            try:
+                self._exec(self.BEGIN_READ)
+            except self.errors as err:
+                raise StoreError(f"cannot read {self.where}: {_reason(err)}") from None
+            self._depth = 1
+            try:
+                yield
+            finally:
+                self._depth = 0
+                try:
+                    self._exec("COMMIT")
+                except self.errors:
+                    self._recover()
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        """One write transaction: the check and the write it guards commit together."""
+        if self.readonly:
+            raise StoreError(f"{self.where} is open read-only")
+        with self._lock:
+            if self._depth:
+                raise StoreError("cannot write inside a read snapshot")
+            try:
+                self._exec(self.BEGIN_WRITE)
+            except self.errors as err:
+                raise StoreError(f"cannot write to {self.where}: {_reason(err)}") from None
+            try:
+                yield
+                self._exec("COMMIT")
+            except BaseException as err:
+                try:
+                    self._exec("ROLLBACK")
+                except self.errors:
+                    self._recover()
+                if isinstance(err, self.errors):
+                    raise StoreError(f"cannot write to {self.where}: {_reason(err)}") from None
+                raise
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def add(
+        self,
+        memories: Sequence[Memory],
+        *,
+        vectors: np.ndarray | None = None,
+        model: str | None = None,
+    ) -> int:
+        """Insert or update (by namespace and id) a batch in one transaction; return the count.
+
+        ``vectors`` (one float row per memory) and the ``model`` that made them are stored with
+        the rows; a store holds vectors of one model only. Within a batch, the last copy of a
+        repeated (namespace, id) wins; an update keeps the memory's place in store order.
+        """
+        memories = list(memories)
+        if not memories:
+            return 0
+        if vectors is not None:
+            vectors = np.asarray(vectors, dtype=np.float32)
+            if vectors.ndim != 2 or vectors.shape[0] != len(memories):
+                raise ConfigError(
+                    f"vectors must have one row per memory: got shape {vectors.shape} "
+                    f"for {len(memories)} memories"
+                )
+            if not model:
+                raise ConfigError("vectors given without the name of the model that made them")
+        last: dict[tuple[str, str], int] = {}
+        for i, m in enumerate(memories):
+            last[(m.namespace, m.id)] = i
+        order = sorted(last.values())
+        batch = [memories[i] for i in order]
+        tokens = self._analyze([m.text for m in batch])
+        by_ns: dict[str, list[int]] = {}
+        for j, m in enumerate(batch):
+            by_ns.setdefault(m.namespace, []).append(j)
+        with self._write():
+            if vectors is not None:
+                self._check_model(model, vectors.shape[1])
+            for ns in sorted(by_ns):  # one lock order for every writer
+                rev = self._bump(ns)
+                old = self._existing(ns, [batch[j].id for j in by_ns[ns]])
+                docs, terms, posts = 0, 0, []
+                for j in by_ns[ns]:
+                    m, toks = batch[j], tokens[j]
+                    prev = old.get(m.id)
+                    if prev is not None and prev[1] is not State.forgotten:
+                        self._unpost(ns, prev[0], prev[2])
+                        docs, terms = docs - 1, terms - prev[3]
+                    emb = self._vector_in(vectors[order[j]]) if vectors is not None else None
+                    searchable = m.state is not State.forgotten
+                    row = _row(m) + (emb, len(toks) if searchable else 0, rev)
+                    if prev is None:
+                        seq = self._exec(
+                            f"INSERT INTO memories ({COLUMNS}, embedding, n_terms, version) "
+                            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING seq", row,
+                        ).fetchone()[0]
+                    else:
+                        seq = prev[0]
+                        self._exec(
+                            """UPDATE memories SET conversation_id=?, session_id=?,
+                                 turn_index=?, speaker=?, text=?, timestamp=?, state=?,
+                                 policy_tags=?, metadata=?,
+                                 embedding=COALESCE(?, embedding), n_terms=?, version=?
+                               WHERE namespace=? AND seq=?""",
+                            row[2:] + (ns, seq),
+                        )
+                    if searchable:
+                        posts += [(ns, t, seq, tf, len(toks)) for t, tf in Counter(toks).items()]
+                        docs, terms = docs + 1, terms + len(toks)
+                self._many("INSERT INTO postings VALUES (?, ?, ?, ?, ?)", posts)
+                self._stats(ns, docs, terms)
+        return len(batch)
+
+    def _analyze(self, texts: Sequence[str]) -> list[list[str]]:
+        if self._analyzer is None:
+            from memsieve.retrieve.bm25 import Analyzer
+
+            self._analyzer = Analyzer()
+        return self._analyzer(texts)
+
+    def _existing(self, ns: str, ids: Sequence[str]) -> dict[str, tuple[int, State, str, int]]:
+        """id → (seq, state, text, n_terms) of the ids already stored in namespace ``ns``."""
+        out = {}
+        for chunk in chunks(list(dict.fromkeys(ids))):
+            q = ("SELECT id, seq, state, text, n_terms FROM memories WHERE namespace=? AND id IN "
+                 f"({','.join('?' * len(chunk))})")
+            for mid, seq, state, text, n in self._exec(q, [ns, *chunk]).fetchall():
+                out[mid] = (seq, State(state), text, n)
+        return out
+
+    def _unpost(self, ns: str, seq: int, text: str) -> None:
+        self._many("DELETE FROM postings WHERE namespace=? AND term=? AND seq=?",
+                   [(ns, t, seq) for t in sorted(set(self._analyze([text])[0]))])
+
+    def _stats(self, ns: str, docs: int, terms: int) -> None:
+        self._exec("UPDATE namespaces SET n_docs = n_docs + ?, n_terms = n_terms + ? "
+                   "WHERE name=?", (docs, terms, ns))
+
+    def _bump(self, ns: str) -> int:
+        """Move the namespace to its next revision and return it. The row lock this takes
+        serialises writers of one namespace until they commit."""
+        return self._exec(
+            """INSERT INTO namespaces (name, revision) VALUES (?, 1)
+               ON CONFLICT (name) DO UPDATE SET revision = namespaces.revision + 1
+               RETURNING revision""",
+            (ns,),
+        ).fetchone()[0]
+
+    def _check_model(self, model: str | None, dim: int) -> None:
+        want = f"{model}:{dim}"
+        self._exec("INSERT INTO meta VALUES ('embedding_model', ?) ON CONFLICT (key) DO NOTHING",
+                   (want,))
+        stored = self._exec("SELECT value FROM meta WHERE key='embedding_model'").fetchone()[0]
+        if stored != want:
+            raise ConfigError(
+                f"this store holds vectors of {stored!r}; cannot add vectors of {want!r}"
+            )
+
+    def set_state(self, namespace: str, memory_id: str, state: State | str) -> None:
+        """Set a memory's lifecycle state; ``forgotten`` takes it out of search at once."""
+        try:
+            state = State(state)
+        except ValueError:
+            raise ConfigError(
+                f"unknown state {state!r}; expected one of {[s.value for s in State]}"
+            ) from None
+        with self._write():
+            rev = self._bump(namespace)  # lock first, then read what to change
+            prev = self._existing(namespace, [memory_id]).get(memory_id)
+            if prev is None:
+                raise NotFound(f"no memory {memory_id!r} in namespace {namespace!r}")
+            seq, old, text, n_terms = prev
+            if (old is State.forgotten) != (state is State.forgotten):
+                if state is State.forgotten:
+                    self._unpost(namespace, seq, text)
+                    self._stats(namespace, -1, -n_terms)
+                    n_terms = 0
+                else:
+                    toks = self._analyze([text])[0]
+                    self._many("INSERT INTO postings VALUES (?, ?, ?, ?, ?)",
+                               [(namespace, t, seq, tf, len(toks))
+                                for t, tf in Counter(toks).items()])
+                    n_terms = len(toks)
+                    self._stats(namespace, 1, n_terms)
+            self._exec("UPDATE memories SET state=?, n_terms=?, version=? "
+                       "WHERE namespace=? AND seq=?", (state.value, n_terms, rev, namespace, seq))
+
+    def forget(self, namespace: str, memory_id: str) -> None:
+        """Mark a memory ``forgotten``: kept for the audit trail, never retrieved again."""
+        self.set_state(namespace, memory_id, State.forgotten)
+
+    def purge(self, namespace: str, memory_ids: Iterable[str], *, wait_s: float = 10.0) -> int:
+        """Delete memories for good: row, vector and postings; then the backend makes the
+        bytes unreachable (see ``_after_purge``). Returns how many were deleted."""
+        ids = id_list(memory_ids)
+        removed = 0
+        if ids:
+            with self._write():
+                rev = self._bump(namespace)
+                old = self._existing(namespace, ids)
+                for seq, state, text, n_terms in old.values():
+                    if state is not State.forgotten:
+                        self._unpost(namespace, seq, text)
+                        self._stats(namespace, -1, -n_terms)
+                    self._exec("DELETE FROM memories WHERE namespace=? AND seq=?",
+                               (namespace, seq))
+                    self._exec("""INSERT INTO removed VALUES (?, ?, ?)
+                                  ON CONFLICT (namespace, seq) DO UPDATE
+                                  SET version = excluded.version""", (namespace, seq, rev))
+                removed = len(old)
+        if removed:
+            self._after_purge(wait_s)
+        return removed
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def get(self, namespace: str, memory_id: str) -> Memory:
+        """The memory (namespace, id); NotFound if there is none."""
+        rows = self._rows(
+            f"SELECT {COLUMNS} FROM memories WHERE namespace=? AND id=?", (namespace, memory_id)
+        )
+        if not rows:
+            raise NotFound(f"no memory {memory_id!r} in namespace {namespace!r}")
+        return _memory(rows[0])
+
+    def list(self, namespace: str) -> list[Memory]:
+        """All memories of a namespace in store order, forgotten ones included (empty for an
+        unknown namespace)."""
+        rows = self._rows(
+            f"SELECT {COLUMNS} FROM memories WHERE namespace=? ORDER BY seq", (namespace,)
+        )
+        return [_memory(r) for r in rows]
+
+    def vectors(self, namespace: str) -> tuple[list[str], np.ndarray]:
+        """Ids and the (n, d) float32 matrix of a namespace's vectors, in store order."""
+        rows = self._rows(
+            "SELECT id, embedding FROM memories WHERE namespace=? AND embedding IS NOT NULL "
+            "ORDER BY seq",
+            (namespace,),
+        )
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        return [r[0] for r in rows], self._vectors_out([r[1] for r in rows],
+                                                       self.embedding_dim())
+
+    def namespaces(self) -> list[str]:
+        return [r[0] for r in self._rows(
+            "SELECT DISTINCT namespace FROM memories ORDER BY namespace")]
+
+    def count(self, namespace: str | None = None) -> int:
+        if namespace is None:
+            return self._rows("SELECT COUNT(*) FROM memories")[0][0]
+        return self._rows(
+            "SELECT COUNT(*) FROM memories WHERE namespace=?", (namespace,))[0][0]
+
+    def embedding_model(self) -> str | None:
+        """The model name whose vectors this store holds, or None before the first vectors."""
+        value = self._meta("embedding_model")
+        return value.rsplit(":", 1)[0] if value else None
+
+    def embedding_dim(self) -> int:
+        """The stored vectors' dimension (0 before the first vectors)."""
+        value = self._meta("embedding_model")
+        return int(value.rsplit(":", 1)[1]) if value else 0
+
+    def revision(self, namespace: str) -> int:
+        rows = self._rows("SELECT revision FROM namespaces WHERE name=?", (namespace,))
+        return rows[0][0] if rows else 0
+
+    def changes(self, namespace: str, since: int) -> Delta:
+        """The searchable set's change since revision ``since`` (everything when 0)."""
+        with self.snapshot():
+            rev = self.revision(namespace)
+            rows = self._rows(
+                "SELECT seq, id, state, embedding FROM memories WHERE namespace=? AND version>? "
+                "ORDER BY seq", (namespace, since),
+            )
+            gone = [] if since == 0 else [r[0] for r in self._rows(
+                "SELECT seq FROM removed WHERE namespace=? AND version>?", (namespace, since))]
+            dim = self.embedding_dim()
+        keep = [r for r in rows if r[2] != State.forgotten]
+        gone += [r[0] for r in rows if r[2] == State.forgotten]
+        return Delta(
+            revision=rev,
+            full=since == 0,
+            seqs=np.array([r[0] for r in keep], dtype=np.int64),
+            ids=[r[1] for r in keep],
+            vectors=self._vectors_out([r[3] for r in keep], dim),
+            removed=np.array(sorted(gone), dtype=np.int64),
+        )
+
+    def postings(self, namespace: str, terms: Sequence[str]) -> TermStats:
+        """The namespace's BM25 statistics and the postings of each distinct term."""
+        with self.snapshot():
+            stats = self._rows("SELECT n_docs, n_terms FROM namespaces WHERE name=?",
+                               (namespace,))
+            out = {}
+            for term in dict.fromkeys(terms):
+                rows = self._rows(
+                    "SELECT seq, tf, dl FROM postings WHERE namespace=? AND term=? ORDER BY seq",
+                    (namespace, term),
+                )
+                if rows:
+                    a = np.array(rows, dtype=np.int64)
+                    out[term] = Postings(a[:, 0], a[:, 1].astype(np.float64),
+                                         a[:, 2].astype(np.float64))
+        n_docs, n_terms = stats[0] if stats else (0, 0)
+        return TermStats(n_docs, n_terms, out)
+
+    def fetch(self, namespace: str, seqs: Sequence[int]) -> list[Memory]:
+        """The memories at these seqs of the namespace, in the order given (missing ones
+        are left out)."""
+        found: dict[int, Memory] = {}
+        for chunk in chunks([int(s) for s in seqs]):
+            q = (f"SELECT seq, {COLUMNS} FROM memories WHERE namespace=? AND seq IN "
+                 f"({','.join('?' * len(chunk))})")
+            for row in self._rows(q, [namespace, *chunk]):
+                found[row[0]] = _memory(row[1:])
+        return [found[s] for s in seqs if s in found]
+
+    def _meta(self, key: str) -> str | None:
+        rows = self._rows("SELECT value FROM meta WHERE key=?", (key,))
+        return rows[0][0] if rows else None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+
+    def __enter__(self) -> SQLStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _reason(err: BaseException) -> str:
+    msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    if "malformed" in msg or "not a database" in msg:
+        return f"{msg} (the file is damaged)"
+    return msg
+
+
+def _row(m: Memory) -> tuple:
+    return (
+        m.id,
+        m.namespace,
+        m.conversation_id,
+        m.session_id,
+        m.turn_index,
+        m.speaker,
+        m.text,
+        m.timestamp.isoformat() if m.timestamp else None,
+        m.state.value,
+        json.dumps(list(m.policy_tags)),
+        json.dumps(m.metadata, sort_keys=True),
+    )
+
+
+def _memory(row: tuple) -> Memory:
+    (mid, ns, conv, sess, turn, speaker, text, ts, state, tags, meta) = row
+    return Memory.model_construct(
+        id=mid,
+        namespace=ns,
+        conversation_id=conv,
+        session_id=sess,
+        turn_index=turn,
+        speaker=speaker,
+        text=text,
+        timestamp=datetime.fromisoformat(ts) if ts else None,
+        state=State(state),
+        policy_tags=tuple(json.loads(tags)),
+        metadata=json.loads(meta),
+    )

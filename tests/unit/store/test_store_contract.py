@@ -1,0 +1,113 @@
+"""The Store contract, run against every backend (SQLite file, PostgreSQL server)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memsieve.errors import ConfigError, NotFound
+from memsieve.types import Memory, State
+
+
+def mem(i: int, ns: str = "u1", text: str | None = None, **kw) -> Memory:
+    return Memory(id=f"m{i}", namespace=ns, text=text or f"memory number {i}", **kw)
+
+
+def vecs(n: int, d: int = 4, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).normal(size=(n, d)).astype(np.float32)
+
+
+def test_add_get_roundtrip(any_store):
+    m = mem(
+        1,
+        speaker="Sam",
+        session_id="s1",
+        turn_index=0,
+        policy_tags=("health",),
+        metadata={"k": [1, 2]},
+        timestamp="2025-01-02T03:04:05",
+    )
+    assert any_store.add([m], vectors=vecs(1), model="x") == 1
+    assert any_store.get("u1", "m1") == m
+
+
+def test_upsert_same_id_twice_is_one_memory(any_store):
+    any_store.add([mem(1, text="old")], vectors=vecs(1), model="x")
+    any_store.add([mem(1, text="new")], vectors=vecs(1, seed=1), model="x")
+    assert any_store.count() == 1
+    assert any_store.get("u1", "m1").text == "new"
+    ids, mat = any_store.vectors("u1")
+    assert ids == ["m1"] and np.allclose(mat[0], vecs(1, seed=1)[0])
+
+
+def test_repeated_id_in_one_batch_last_wins(any_store):
+    assert any_store.add([mem(1, text="a"), mem(1, text="b")]) == 1
+    assert any_store.get("u1", "m1").text == "b"
+
+
+def test_list_by_namespace_in_store_order(any_store):
+    any_store.add([mem(3), mem(1, ns="u2"), mem(2)])
+    assert [m.id for m in any_store.list("u1")] == ["m3", "m2"]
+    assert [m.id for m in any_store.list("u2")] == ["m1"]
+    assert any_store.list("nobody") == []
+    assert any_store.namespaces() == ["u1", "u2"]
+
+
+def test_upsert_keeps_store_order(any_store):
+    any_store.add([mem(1), mem(2)])
+    any_store.add([mem(1, text="edited")])
+    assert [m.id for m in any_store.list("u1")] == ["m1", "m2"]
+
+
+def test_same_id_in_two_namespaces_is_two_memories(any_store):
+    any_store.add([mem(1, ns="u1", text="alice's note")], vectors=vecs(1), model="x")
+    any_store.add([mem(1, ns="u2", text="bob's note")], vectors=vecs(1, seed=1), model="x")
+    assert any_store.get("u1", "m1").text == "alice's note"
+    assert any_store.get("u2", "m1").text == "bob's note"
+    assert np.allclose(any_store.vectors("u1")[1], vecs(1)) and any_store.count() == 2
+    any_store.purge("u2", ["m1"])
+    assert any_store.get("u1", "m1").text == "alice's note"
+    with pytest.raises(NotFound) as err:
+        any_store.get("u2", "m1")
+    assert "u1" not in str(err.value)  # an error never names another tenant
+
+
+def test_failed_batch_writes_nothing(any_store):
+    any_store.add([mem(1)], vectors=vecs(1), model="x")
+    with pytest.raises(ConfigError, match="holds vectors of 'x:4'"):
+        any_store.add([mem(2), mem(3)], vectors=vecs(2, d=8), model="x")
+    with pytest.raises(ConfigError, match="one row per memory"):
+        any_store.add([mem(2), mem(3)], vectors=vecs(1), model="x")
+    assert any_store.count() == 1
+
+
+def test_failed_batch_rolls_back_partial_insert(any_store):
+    any_store.add([mem(1, ns="u1")], vectors=vecs(1), model="x")
+    # u2's memory is fine, u3's has vectors of another model: neither may be written.
+    with pytest.raises(ConfigError):
+        any_store.add([mem(2, ns="u2"), mem(3, ns="u3")], vectors=vecs(2, d=8), model="y")
+    assert any_store.count() == 1 and any_store.revision("u2") == 0
+
+
+def test_set_state_and_forget(any_store):
+    any_store.add([mem(1), mem(2)])
+    any_store.set_state("u1", "m1", "superseded")
+    any_store.forget("u1", "m2")
+    assert any_store.get("u1", "m1").state is State.superseded
+    assert any_store.get("u1", "m2").state is State.forgotten
+    with pytest.raises(ConfigError, match="unknown state"):
+        any_store.set_state("u1", "m1", "bogus")
+    with pytest.raises(NotFound, match="no memory 'zz' in namespace 'u1'"):
+        any_store.forget("u1", "zz")
+    with pytest.raises(NotFound):
+        any_store.forget("u2", "m1")  # m1 is u1's: another namespace cannot touch it
+
+
+def test_revision_moves_on_every_change(any_store):
+    assert any_store.revision("u1") == 0
+    any_store.add([mem(1)])
+    r1 = any_store.revision("u1")
+    any_store.set_state("u1", "m1", "stale")
+    r2 = any_store.revision("u1")
+    any_store.purge("u1", ["m1"])
+    assert r1 < r2 < any_store.revision("u1")
