@@ -67,6 +67,32 @@ def test_bm25_from_postings_equals_bm25s(any_store):
         assert np.allclose(ours, ref, atol=1e-5), q
 
 
+def test_a_live_index_equals_a_fresh_one_after_interleaved_changes(store_target):
+    """The postings and vectors a long-lived pipeline keeps, updated by deltas, score exactly
+    as a fresh process would that reads everything from the store."""
+    queries = ["tea with Sam", "York flat", "cake", "fact 3 about tea"]
+    steps = [
+        lambda s: add_memories(s, mems("u", 30), ENC),
+        lambda s: add_memories(s, [Memory(id="note-3", namespace="u", text="York flat, no tea"),
+                                   Memory(id="cake", namespace="u", text="tea and cake")], ENC),
+        lambda s: s.forget("u", "note-5"),
+        lambda s: s.purge("u", ["note-7", "cake"]),
+        lambda s: add_memories(s, mems("u", 3, prefix="more", text="more tea {i} in York"), ENC),
+        lambda s: s.set_state("u", "note-5", "current"),
+        lambda s: add_memories(s, mems("v", 40, text="tea tea cake {i}"), ENC),  # another tenant
+    ]
+    with open_store(store_target) as store:
+        live = pipeline(store, k=10)
+        for step in steps:
+            step(store)
+            with open_store(store_target) as fresh:
+                for q in queries:
+                    a = live.run(Query(text=q, namespace="u")).results
+                    b = pipeline(fresh, k=10).run(Query(text=q, namespace="u")).results
+                    assert [(r.memory_id, r.scores) for r in a] == \
+                        [(r.memory_id, r.scores) for r in b], q
+
+
 def test_bm25_statistics_are_per_namespace(any_store):
     add_memories(any_store, mems("a", 20, text="memory {i} mentions tea and cake"), ENC)
     p = pipeline(any_store, k=5, method="bm25")

@@ -1,22 +1,24 @@
-"""The live per-namespace index: the searchable memories' vectors in store order, kept current
-by the store's deltas (never rebuilt from all rows because one memory was added).
+"""The live per-namespace index: the searchable memories' vectors in store order, and the
+postings of the terms queried so far, kept current by the store's deltas (never rebuilt from
+all rows because one memory was added).
 
-Lexical scores come from the store's postings at query time (``Store.postings``), so a new
-process needs no BM25 build; the dense matrix is read once per process and then follows the
-namespace's revisions: appends go to spare capacity, rewrites are done in place, removals
-compact the arrays. Call ``IndexCache.get`` inside ``store.snapshot()`` so the index and the
-rest of the query read the same state.
+A term's postings are read from the store the first time a query uses it (``Store.postings``,
+so a new process needs no BM25 build) and then follow the namespace's revisions like the dense
+matrix: appends go to spare capacity, rewrites are done in place, removals compact the arrays,
+and a delta's texts are analysed to update the postings held. Call ``IndexCache.get`` inside
+``store.snapshot()`` so the index and the rest of the query read the same state.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
 
-from memsieve.store.base import Delta, Store
+from memsieve.retrieve.bm25 import Analyzer
+from memsieve.store.base import Delta, Postings, Store, TermStats
 from memsieve.types import Memory
 
 
@@ -35,6 +37,9 @@ class NamespaceIndex:
         self._buf = np.zeros((0, 0), dtype=np.float32)
         self._records: dict[int, Memory] = {}
         self._rows: dict[str, int] | None = None
+        self._postings: dict[str, Postings] = {}  # terms queried so far, at ``revision``
+        self._stats = (0, 0)  # (documents, total terms) at ``revision``
+        self._analyzer: Analyzer | None = None
 
     @property
     def size(self) -> int:
@@ -57,6 +62,44 @@ class NamespaceIndex:
         if store.revision(self.namespace) == self.revision:
             return
         self.apply(store.changes(self.namespace, self.revision))
+        stats = store.postings(self.namespace, [])
+        self._stats = (stats.n_docs, stats.n_terms)
+
+    def term_stats(self, store: Store, terms: Sequence[str]) -> TermStats:
+        """BM25 statistics and postings of ``terms``; unseen terms are read from the store."""
+        missing = [t for t in dict.fromkeys(terms) if t not in self._postings]
+        if missing:
+            self._postings.update(store.postings(self.namespace, missing).postings)
+            empty = np.zeros(0, dtype=np.int64)
+            for t in missing:  # remember that a term has no postings too
+                self._postings.setdefault(t, Postings(empty, empty.astype(float),
+                                                      empty.astype(float)))
+        return TermStats(*self._stats, {t: self._postings[t] for t in terms})
+
+    def _update_postings(self, delta: Delta) -> None:
+        """Drop the held postings of removed and rewritten memories, add the delta's."""
+        if not self._postings:
+            return
+        touched = np.concatenate([delta.removed, delta.seqs])
+        if self._analyzer is None:
+            self._analyzer = Analyzer()
+        added: dict[str, list[tuple[int, int, int]]] = {}
+        for seq, tokens in zip(delta.seqs.tolist(), self._analyzer(delta.texts or []),
+                               strict=True):
+            for term, tf in Counter(tokens).items():
+                if term in self._postings:
+                    added.setdefault(term, []).append((seq, tf, len(tokens)))
+        for term, p in self._postings.items():
+            keep = ~np.isin(p.seqs, touched) if len(touched) and len(p.seqs) else None
+            if keep is not None and not keep.all():
+                p = Postings(p.seqs[keep], p.tf[keep], p.dl[keep])
+            if term in added:
+                new = np.array(added[term], dtype=np.int64)
+                seqs = np.concatenate([p.seqs, new[:, 0]])
+                order = np.argsort(seqs, kind="stable")
+                p = Postings(seqs[order], np.concatenate([p.tf, new[:, 1]])[order],
+                             np.concatenate([p.dl, new[:, 2]])[order])
+            self._postings[term] = p
 
     def apply(self, delta: Delta) -> None:
         """Apply a store delta (or load a full one)."""
@@ -68,8 +111,10 @@ class NamespaceIndex:
         if delta.full:
             self.seqs, self.ids = delta.seqs, list(delta.ids)
             self._buf = delta.vectors
+            self._postings = {}
             self.revision = delta.revision
             return
+        self._update_postings(delta)
         if len(delta.removed):
             keep = ~np.isin(self.seqs, delta.removed)
             self.seqs = self.seqs[keep]

@@ -100,7 +100,7 @@ class Retriever:
         if self.method is not Method.dense:
             with trace.timed("bm25"):
                 terms = self.analyzer([query.text])[0]
-                stats = self.store.postings(index.namespace, terms)
+                stats = index.term_stats(self.store, terms)
                 out["bm25"] = score_postings(stats, terms, index.seqs)
         with trace.timed("fuse"):
             if self.method is Method.bm25:

@@ -35,9 +35,10 @@ class TermStats:
 class Delta:
     """What changed in a namespace's searchable set between two revisions.
 
-    ``seqs`` (ascending) are memories added or rewritten since, with their ``ids`` and
-    ``vectors`` (a zero row where a memory has none); ``removed`` are seqs no longer searchable
-    (purged, or forgotten). ``full`` means the delta is the whole set, not a change to apply.
+    ``seqs`` (ascending) are memories added or rewritten since, with their ``ids``,
+    ``vectors`` (a zero row where a memory has none) and, for a change (not a full load), their
+    ``texts``, so a reader can update the postings it keeps; ``removed`` are seqs no longer
+    searchable (purged, or forgotten). ``full`` means the delta is the whole set.
     """
 
     revision: int
@@ -46,6 +47,7 @@ class Delta:
     ids: list[str]
     vectors: np.ndarray
     removed: np.ndarray
+    texts: list[str] | None = None
 
 
 @runtime_checkable

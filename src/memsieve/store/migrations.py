@@ -127,6 +127,13 @@ def m002_live_core(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('format', 'memsieve')")
 
 
+@migration
+def m003_namespace_order(conn: sqlite3.Connection) -> None:
+    """Index a namespace's rows in store order (an index on namespace carries the rowid), so a
+    reader's first load reads them in order instead of sorting them."""
+    conn.execute("CREATE INDEX memories_namespace_seq ON memories(namespace)")
+
+
 LATEST = MIGRATIONS[-1][0]
 
 

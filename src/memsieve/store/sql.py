@@ -40,6 +40,9 @@ class SQLStore:
     BEGIN_WRITE = "BEGIN"
     #: the driver's error base class(es)
     errors: tuple[type[BaseException], ...] = ()
+    #: the namespace condition of a lookup by seq (SQLite: ``+namespace``, so its planner
+    #: takes the seq key instead of scanning the namespace)
+    NS_BY_SEQ = "namespace=?"
 
     def __init__(self, where: str, *, readonly: bool) -> None:
         self.where = where  # a path or a URL without its password, for messages
@@ -193,11 +196,11 @@ class SQLStore:
                     else:
                         seq = prev[0]
                         self._exec(
-                            """UPDATE memories SET conversation_id=?, session_id=?,
+                            f"""UPDATE memories SET conversation_id=?, session_id=?,
                                  turn_index=?, speaker=?, text=?, timestamp=?, state=?,
                                  policy_tags=?, metadata=?,
                                  embedding=COALESCE(?, embedding), n_terms=?, version=?
-                               WHERE namespace=? AND seq=?""",
+                               WHERE {self.NS_BY_SEQ} AND seq=?""",
                             row[2:] + (ns, seq),
                         )
                     if searchable:
@@ -278,8 +281,9 @@ class SQLStore:
                                 for t, tf in Counter(toks).items()])
                     n_terms = len(toks)
                     self._stats(namespace, 1, n_terms)
-            self._exec("UPDATE memories SET state=?, n_terms=?, version=? "
-                       "WHERE namespace=? AND seq=?", (state.value, n_terms, rev, namespace, seq))
+            self._exec(f"UPDATE memories SET state=?, n_terms=?, version=? "
+                       f"WHERE {self.NS_BY_SEQ} AND seq=?",
+                       (state.value, n_terms, rev, namespace, seq))
 
     def forget(self, namespace: str, memory_id: str) -> None:
         """Mark a memory ``forgotten``: kept for the audit trail, never retrieved again."""
@@ -298,7 +302,7 @@ class SQLStore:
                     if state is not State.forgotten:
                         self._unpost(namespace, seq, text)
                         self._stats(namespace, -1, -n_terms)
-                    self._exec("DELETE FROM memories WHERE namespace=? AND seq=?",
+                    self._exec(f"DELETE FROM memories WHERE {self.NS_BY_SEQ} AND seq=?",
                                (namespace, seq))
                     self._exec("""INSERT INTO removed VALUES (?, ?, ?)
                                   ON CONFLICT (namespace, seq) DO UPDATE
@@ -367,15 +371,20 @@ class SQLStore:
         """The searchable set's change since revision ``since`` (everything when 0)."""
         with self.snapshot():
             rev = self.revision(namespace)
-            rows = self._rows(
-                "SELECT seq, id, state, embedding FROM memories WHERE namespace=? AND version>? "
-                "ORDER BY seq", (namespace, since),
-            )
+            if since == 0:  # a first load reads the namespace in store order
+                rows = self._rows("SELECT seq, id, state, embedding FROM memories "
+                                  "WHERE namespace=? ORDER BY seq", (namespace,))
+            else:
+                rows = self._rows(
+                    "SELECT seq, id, state, embedding, text FROM memories "
+                    "WHERE namespace=? AND version>? ORDER BY seq", (namespace, since),
+                )
             gone = [] if since == 0 else [r[0] for r in self._rows(
                 "SELECT seq FROM removed WHERE namespace=? AND version>?", (namespace, since))]
             dim = self.embedding_dim()
-        keep = [r for r in rows if r[2] != State.forgotten]
-        gone += [r[0] for r in rows if r[2] == State.forgotten]
+        forgotten = State.forgotten.value
+        keep = [r for r in rows if r[2] != forgotten]
+        gone += [r[0] for r in rows if r[2] == forgotten]
         return Delta(
             revision=rev,
             full=since == 0,
@@ -383,6 +392,7 @@ class SQLStore:
             ids=[r[1] for r in keep],
             vectors=self._vectors_out([r[3] for r in keep], dim),
             removed=np.array(sorted(gone), dtype=np.int64),
+            texts=None if since == 0 else [r[4] for r in keep],
         )
 
     def postings(self, namespace: str, terms: Sequence[str]) -> TermStats:
@@ -408,7 +418,7 @@ class SQLStore:
         are left out)."""
         found: dict[int, Memory] = {}
         for chunk in chunks([int(s) for s in seqs]):
-            q = (f"SELECT seq, {COLUMNS} FROM memories WHERE namespace=? AND seq IN "
+            q = (f"SELECT seq, {COLUMNS} FROM memories WHERE {self.NS_BY_SEQ} AND seq IN "
                  f"({','.join('?' * len(chunk))})")
             for row in self._rows(q, [namespace, *chunk]):
                 found[row[0]] = _memory(row[1:])

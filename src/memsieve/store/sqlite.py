@@ -31,6 +31,7 @@ class SQLiteStore(SQLStore):
 
     BEGIN_WRITE = "BEGIN IMMEDIATE"
     errors = (sqlite3.Error,)
+    NS_BY_SEQ = "+namespace=?"
 
     def __init__(self, path: str | Path, *, create: bool = True, readonly: bool = False) -> None:
         super().__init__(str(path), readonly=readonly)
@@ -88,9 +89,12 @@ class SQLiteStore(SQLStore):
         return np.asarray(row, dtype=np.float32).tobytes()
 
     def _vectors_out(self, values: Sequence[bytes | None], dim: int) -> np.ndarray:
-        zero = bytes(4 * dim)
-        blob = b"".join(v if v is not None else zero for v in values)
-        return np.frombuffer(blob, dtype=np.float32).reshape(len(values), dim).copy()
+        out = np.zeros((len(values), dim), dtype=np.float32)
+        flat, width = memoryview(out).cast("B"), 4 * dim  # one copy, straight into the matrix
+        for i, v in enumerate(values):
+            if v is not None:
+                flat[i * width : (i + 1) * width] = v
+        return out
 
     def _after_purge(self, wait_s: float) -> None:
         """Return the freed pages (incremental vacuum; sqlite3_exec steps it to the end), then
