@@ -334,3 +334,24 @@ def test_ctrl_c_during_ingest_is_interrupted_130_and_writes_nothing(tmp_path: Pa
     assert proc.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
     assert not db.exists()
+
+
+@pytest.mark.postgres
+def test_cli_on_postgres(pg_server: str, memories_file: Path):
+    """The same commands against a PostgreSQL URL (the server the fixture started)."""
+    import psycopg
+
+    url = pg_server.rsplit("/", 1)[0] + "/cli_db"
+    with psycopg.connect(pg_server, autocommit=True) as conn:
+        conn.execute("CREATE DATABASE cli_db")
+    proc = run("ingest", "jsonl", str(memories_file), "--db", url, "--model", "hash",
+               "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    proc = run("search", "what is the cat called", "--db", url, "--namespace", "sam", "--k", "1",
+               "--json", "--validity", "off")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["results"][0]["memory_id"] == "m2"
+    assert run("migrate", "--db", url).returncode == 0
+    nobody = "postgresql://postgres@127.0.0.1:1/none"  # nothing listens on port 1
+    assert_user_error(run("search", "x", "--db", nobody, "--namespace", "sam"), "cannot connect")
+

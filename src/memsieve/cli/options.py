@@ -8,10 +8,10 @@ import typer
 
 DbOption = Annotated[
     str,
-    typer.Option("--db", envvar="MEMSIEVE_DB", help="SQLite database file (env MEMSIEVE_DB)."),
+    typer.Option("--db", envvar="MEMSIEVE_DB",
+                 help="SQLite database file or postgresql:// URL (env MEMSIEVE_DB)."),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="One JSON object per line on stdout.")]
-NamespaceOption = Annotated[str, typer.Option(help="The principal's namespace.")]
 
 
 def printable(text: str) -> str:

@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -71,16 +72,6 @@ def _bigrams(tokens: Sequence[str]) -> list[str]:
     return [a + "\x00" + b for a, b in zip(tokens, tokens[1:], strict=False)]
 
 
-def _csr(rows: Sequence[Sequence[str]], vocab: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of distinct term ids as (indptr, indices); new terms are added to ``vocab``."""
-    ptr, idx = [0], []
-    for row in rows:
-        ids = sorted({vocab.setdefault(t, len(vocab)) for t in row})
-        idx.extend(ids)
-        ptr.append(len(idx))
-    return np.asarray(ptr, dtype=np.int64), np.asarray(idx, dtype=np.int64)
-
-
 @dataclasses.dataclass(frozen=True)
 class QueryTerms:
     """A query as the features see it: its vector and its terms against one namespace."""
@@ -95,24 +86,33 @@ class QueryTerms:
     flags: np.ndarray  # (len(FEATURE_GROUPS["query"]),) query-level features
 
 
-@dataclasses.dataclass(frozen=True)
 class NamespaceFeatures:
-    """What the features need of one namespace, built once: vectors, terms, speakers, order.
+    """What the features need of one namespace: vectors, terms, speakers, sessions, order.
 
-    Rows are in store order, so row ``i`` and ``i + 1`` are consecutive turns.
+    Rows are in store order, so row ``i`` and ``i + 1`` are consecutive turns. Built at once
+    from a list (``build``: training, evaluation), or kept beside a live ``NamespaceIndex`` and
+    moved along with its deltas (``follow``): a write costs the new rows' terms, never a
+    rebuild. Term, speaker and session numbers are handed out in order of first sight and never
+    reused; a term no memory holds any more keeps its number with document frequency 0, which
+    scores exactly as an unseen term.
     """
 
-    position: dict[str, int]
-    matrix: np.ndarray  # (n, d) float32
-    vocab: dict[str, int]
-    uni: tuple[np.ndarray, np.ndarray]  # CSR of distinct tokens per memory
-    bi: tuple[np.ndarray, np.ndarray]  # CSR of distinct bigrams per memory
-    idf: np.ndarray  # (len(vocab),) BM25-style IDF of each term over the namespace
-    speaker_of: np.ndarray  # (n,) index into speaker_terms, -1 when unknown
-    speaker_terms: tuple[frozenset[str], ...]
-    session_of: np.ndarray  # (n,) session number (store order of first appearance)
-    traits: np.ndarray  # (n, len(FEATURE_GROUPS["memory"])) memory-level features
-    tokenizer: Analyzer
+    def __init__(self, *, tokenizer: Analyzer | None = None) -> None:
+        self.tokenizer = tokenizer or Analyzer()
+        self.position: Mapping[str, int] = {}
+        self.matrix = np.zeros((0, 0), dtype=np.float32)
+        self.vocab: dict[str, int] = {}
+        self.uni: list[np.ndarray] = []  # per row: ids of its distinct tokens (ascending)
+        self.bi: list[np.ndarray] = []  # per row: ids of its distinct bigrams
+        self.speaker_terms: list[frozenset[str]] = []
+        self.revision = 0
+        self._df = np.zeros(0, dtype=np.int64)
+        self._speakers: dict[str, int] = {}
+        self._sessions: dict[str, int] = {}
+        self._seqs: list[int] = []
+        # per row: (speaker number, session number, memory traits)
+        self._rows: list[tuple[int, int, tuple[float, float, float]]] = []
+        self._arrays: dict[str, np.ndarray] | None = None  # derived once per change
 
     @classmethod
     def build(
@@ -121,44 +121,114 @@ class NamespaceFeatures:
         """Index ``memories`` (store order) and their (n, d) vectors."""
         if len(memories) != len(matrix):
             raise ValueError(f"{len(memories)} memories but {len(matrix)} vectors")
-        tokenizer = tokenizer or Analyzer()
-        tokens = tokenizer([m.text for m in memories])
-        vocab: dict[str, int] = {}
-        uni = _csr(tokens, vocab)
-        bi = _csr([_bigrams(t) for t in tokens], vocab)
-        df = np.bincount(uni[1], minlength=len(vocab)) + np.bincount(bi[1], minlength=len(vocab))
-        idf = _idf(df, len(memories))
-        names = sorted({m.speaker for m in memories if m.speaker})
-        speaker_terms = tuple(frozenset(t) for t in tokenizer(names))
-        which = {name: i for i, name in enumerate(names)}
-        speaker_of = np.array([which.get(m.speaker or "", -1) for m in memories], dtype=np.int64)
-        sessions: dict[str, int] = {}
-        session_of = np.array(
-            [sessions.setdefault(m.session_id or m.id, len(sessions)) for m in memories],
-            dtype=np.int64,
-        )
-        uni_len = np.diff(uni[0]).astype(np.float64)
-        traits = np.stack(
-            [
-                np.minimum(uni_len, 32) / 32,
-                [bool(_TIME.search(m.text.lower())) for m in memories],
-                ["?" in m.text for m in memories],
-            ],
-            axis=1,
-        ).astype(np.float64).reshape(len(memories), len(FEATURE_GROUPS["memory"]))
-        return cls(
-            position={m.id: i for i, m in enumerate(memories)},
-            matrix=np.ascontiguousarray(matrix, dtype=np.float32),
-            vocab=vocab,
-            uni=uni,
-            bi=bi,
-            idf=idf,
-            speaker_of=speaker_of,
-            speaker_terms=speaker_terms,
-            session_of=session_of,
-            traits=traits,
-            tokenizer=tokenizer,
-        )
+        out = cls(tokenizer=tokenizer)
+        out._append(memories, [0] * len(memories))
+        out.position = {m.id: i for i, m in enumerate(memories)}
+        out.matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+        return out
+
+    @classmethod
+    def of_index(cls, index: Any, store: Any) -> NamespaceFeatures:
+        """Features of a live ``NamespaceIndex`` at its revision (read once, then followed)."""
+        out = cls()
+        out._append(index.all_memories(store), index.seqs.tolist())
+        out._attach(index)
+        return out
+
+    def follow(self, delta: Any, index: Any, store: Any) -> None:
+        """Move to the live index's revision after ``delta`` (a ``store.base.Delta``)."""
+        self._arrays = None
+        touched = set(delta.removed.tolist()) | set(delta.seqs.tolist())
+        if touched & set(self._seqs):
+            keep = [i for i, s in enumerate(self._seqs) if s not in touched]
+            for i in set(range(len(self._seqs))) - set(keep):
+                np.subtract.at(self._df, self.uni[i], 1)
+                np.subtract.at(self._df, self.bi[i], 1)
+            self.uni = [self.uni[i] for i in keep]
+            self.bi = [self.bi[i] for i in keep]
+            self._rows = [self._rows[i] for i in keep]
+            self._seqs = [self._seqs[i] for i in keep]
+        new = delta.seqs.tolist()
+        if new:
+            rows = np.searchsorted(index.seqs, delta.seqs)
+            memories = index.memories(store, rows)
+            if self._seqs and new[0] < self._seqs[-1]:  # back in the searchable set: re-sort
+                self._append(memories, new)
+                order = np.argsort(self._seqs, kind="stable")
+                for name in ("uni", "bi", "_rows", "_seqs"):
+                    items = getattr(self, name)
+                    setattr(self, name, [items[i] for i in order])
+            else:
+                self._append(memories, new)
+        self._attach(index)
+
+    def _attach(self, index: Any) -> None:
+        self.position, self.matrix, self.revision = index.rows, index.matrix, index.revision
+        if len(self._seqs) != index.size:
+            raise RuntimeError("v1 features fell out of step with the index")
+
+    def _append(self, memories: Sequence[Memory], seqs: Sequence[int]) -> None:
+        tokens = self.tokenizer([m.text for m in memories])
+        for m, toks, seq in zip(memories, tokens, seqs, strict=True):
+            uni = self._ids(toks)
+            bi = self._ids(_bigrams(toks))
+            self.uni.append(uni)
+            self.bi.append(bi)
+            speaker = -1
+            if m.speaker:
+                if m.speaker not in self._speakers:
+                    self._speakers[m.speaker] = len(self.speaker_terms)
+                    self.speaker_terms.append(frozenset(self.tokenizer([m.speaker])[0]))
+                speaker = self._speakers[m.speaker]
+            session = self._sessions.setdefault(m.session_id or m.id, len(self._sessions))
+            traits = (min(len(uni), 32) / 32, float(bool(_TIME.search(m.text.lower()))),
+                      float("?" in m.text))
+            self._rows.append((speaker, session, traits))
+            self._seqs.append(seq)
+        self._arrays = None
+
+    def _ids(self, terms: Sequence[str]) -> np.ndarray:
+        """Ids of the distinct ``terms`` (new ones numbered), their document frequency + 1."""
+        ids = np.array(sorted({self.vocab.setdefault(t, len(self.vocab)) for t in terms}),
+                       dtype=np.int64)
+        if len(self.vocab) > len(self._df):
+            grown = np.zeros(max(2 * len(self.vocab), 1024), dtype=np.int64)
+            grown[: len(self._df)] = self._df
+            self._df = grown
+        np.add.at(self._df, ids, 1)
+        return ids
+
+    def _derived(self) -> dict[str, np.ndarray]:
+        if self._arrays is None:
+            n = len(self._rows)
+            self._arrays = {
+                "speaker_of": np.array([r[0] for r in self._rows], dtype=np.int64),
+                "session_of": np.array([r[1] for r in self._rows], dtype=np.int64),
+                "traits": np.array([r[2] for r in self._rows], dtype=np.float64).reshape(
+                    n, len(FEATURE_GROUPS["memory"])),
+                "idf": _idf(self._df[: len(self.vocab)], n),
+            }
+        return self._arrays
+
+    @property
+    def idf(self) -> np.ndarray:
+        """(len(vocab),) BM25-style IDF of each term over the namespace."""
+        return self._derived()["idf"]
+
+    @property
+    def speaker_of(self) -> np.ndarray:
+        """(n,) index into ``speaker_terms``, -1 when the memory names no speaker."""
+        return self._derived()["speaker_of"]
+
+    @property
+    def session_of(self) -> np.ndarray:
+        """(n,) session number (order of first sight)."""
+        return self._derived()["session_of"]
+
+    @property
+    def traits(self) -> np.ndarray:
+        """(n, len(FEATURE_GROUPS["memory"])) memory-level features."""
+        return self._derived()["traits"]
 
     def query(self, text: str, vector: np.ndarray) -> QueryTerms:
         """The query's terms against this namespace's vocabulary."""
@@ -202,23 +272,21 @@ def _idf(df: np.ndarray, n: int) -> np.ndarray:
 
 
 def _row_hits(
-    csr: tuple[np.ndarray, np.ndarray],
+    rows_terms: Sequence[np.ndarray],
     rows: np.ndarray,
     terms: np.ndarray,
     weights: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each row: its distinct terms found in ``terms`` (a count, and summed ``weights``),
-    and its number of distinct terms. Vectorised: the rows' CSR segments are gathered at once."""
-    ptr, idx = csr
-    starts = ptr[rows]
-    lens = ptr[rows + 1] - starts
+    and its number of distinct terms. Vectorised over the rows' terms gathered at once."""
+    parts = [rows_terms[r] for r in rows.tolist()]
+    lens = np.array([len(p) for p in parts], dtype=np.int64)
     total = int(lens.sum())
     if total == 0 or terms.size == 0:
         zero = np.zeros(len(rows))
         return zero, zero, lens.astype(np.float64)
     owner = np.repeat(np.arange(len(rows)), lens)
-    offsets = np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens) + np.repeat(starts, lens)
-    found = idx[offsets]
+    found = np.concatenate(parts)
     hits = np.isin(found, terms).astype(np.float64)
     count = np.bincount(owner, weights=hits, minlength=len(rows))
     if weights is None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -225,7 +224,6 @@ class LearnedReranker:
             )
         self.model, self.encoder, self.cache, self.config = model, encoder, cache, config
         self.window = window if window is not None else int(config.get("window", 3))
-        self._features: OrderedDict[str, tuple[int, NamespaceFeatures]] = OrderedDict()
 
     @classmethod
     def from_checkpoint(
@@ -235,17 +233,14 @@ class LearnedReranker:
         return cls(model, encoder=encoder, cache=cache, config=config)
 
     def namespace_features(self, namespace: str) -> NamespaceFeatures:
-        """Features of a namespace, rebuilt when the namespace's revision moves on."""
+        """Features of a namespace: built once beside the retriever's live index, then moved
+        along with its deltas (a write costs the new memories' terms, not a rebuild)."""
         index = self.cache.get(namespace)
-        entry = self._features.get(namespace)
-        if entry is None or entry[0] != index.revision:
-            entry = (index.revision, NamespaceFeatures.build(
-                index.all_memories(self.cache.store), index.matrix))
-            self._features[namespace] = entry
-        self._features.move_to_end(namespace)
-        while len(self._features) > self.cache.capacity:
-            self._features.popitem(last=False)
-        return entry[1]
+        features = index.followers.get(self.name)
+        if features is None:
+            features = index.followers[self.name] = NamespaceFeatures.of_index(
+                index, self.cache.store)
+        return features
 
     def __call__(
         self, query: Query, candidates: list[Candidate], *, trace: Trace

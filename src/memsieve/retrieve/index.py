@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +41,9 @@ class NamespaceIndex:
         self._postings: dict[str, Postings] = {}  # terms queried so far, at ``revision``
         self._stats = (0, 0)  # (documents, total terms) at ``revision``
         self._analyzer: Analyzer | None = None
+        #: what later stages derive from this index (e.g. the v1 features), by name: each
+        #: ``follow(delta, index, store)``s the deltas; a full reload drops them
+        self.followers: dict[str, Any] = {}
 
     @property
     def size(self) -> int:
@@ -61,9 +65,14 @@ class NamespaceIndex:
         """Bring the index to the store's current revision of the namespace."""
         if store.revision(self.namespace) == self.revision:
             return
-        self.apply(store.changes(self.namespace, self.revision))
+        delta = store.changes(self.namespace, self.revision)
+        self.apply(delta)
         stats = store.postings(self.namespace, [])
         self._stats = (stats.n_docs, stats.n_terms)
+        if delta.full:
+            self.followers.clear()
+        for follower in self.followers.values():
+            follower.follow(delta, self, store)
 
     def term_stats(self, store: Store, terms: Sequence[str]) -> TermStats:
         """BM25 statistics and postings of ``terms``; unseen terms are read from the store."""

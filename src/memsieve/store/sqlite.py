@@ -90,6 +90,8 @@ class SQLiteStore(SQLStore):
 
     def _vectors_out(self, values: Sequence[bytes | None], dim: int) -> np.ndarray:
         out = np.zeros((len(values), dim), dtype=np.float32)
+        if out.size == 0:
+            return out
         flat, width = memoryview(out).cast("B"), 4 * dim  # one copy, straight into the matrix
         for i, v in enumerate(values):
             if v is not None:
