@@ -3,6 +3,9 @@
     .venv/bin/python benchmarks/bench_live.py [--backends sqlite,postgres] \
         [--scales 1e4,1e5,1e6x100] [--queries 50] [--json OUT]
 
+``--rerank v1`` adds the v1 reranker (its per-namespace features follow the deltas too); v1 is
+trained on MiniLM vectors, so queries are then encoded with MiniLM (memory vectors stay random).
+
 A scale is the size of the queried namespace (``1e4``, ``1e5``) or ``TOTALxN``: TOTAL memories
 across N namespaces of equal size, queried in one of them (per-query cost should follow the
 namespace, not the store). Memories are LoCoMo turns repeated with a suffix (distinct texts,
@@ -28,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memsieve.embed import HashingEncoder
+from memsieve.embed import HashingEncoder, MiniLMEncoder
 from memsieve.eval.datasets import load_locomo
 from memsieve.pipeline import Pipeline
 from memsieve.store import open_store
@@ -44,7 +47,7 @@ def parse_scale(spec: str) -> tuple[int, int]:
     return int(float(total)), int(n or 1)
 
 
-def fill(store, total: int, n_ns: int, turns: list[str]) -> float:
+def fill(store, total: int, n_ns: int, turns: list[str], model: str = "hash") -> float:
     """Add ``total`` memories over ``n_ns`` namespaces (ns0 is the queried one); seconds."""
     rng = np.random.default_rng(0)
     per = total // n_ns
@@ -57,7 +60,7 @@ def fill(store, total: int, n_ns: int, turns: list[str]) -> float:
             mems = [Memory(id=f"x{i}", namespace=f"ns{ns}",
                            text=f"{turns[i % len(turns)]} #{i // len(turns)}")
                     for i in range(start, start + size)]
-            store.add(mems, vectors=vecs, model="hash")
+            store.add(mems, vectors=vecs, model=model)
     return time.perf_counter() - t0
 
 
@@ -66,12 +69,12 @@ def pct(values: list[float]) -> dict[str, float]:
             "p95": round(float(np.percentile(values, 95)), 2)}
 
 
-def measure(target: str, questions: list[str], n_queries: int) -> dict:
-    encoder = HashingEncoder(dim=DIM)
+def measure(target: str, questions: list[str], n_queries: int, rerank: str = "off") -> dict:
+    encoder = HashingEncoder(dim=DIM) if rerank == "off" else MiniLMEncoder()
     # cold: a fresh store object and pipeline; the first query loads the namespace's index
     t0 = time.perf_counter()
     store = open_store(target)
-    pipe = Pipeline.default(store, encoder=encoder, rerank="off", validity="off", k=10)
+    pipe = Pipeline.default(store, encoder=encoder, rerank=rerank, validity="off", k=10)
     pipe.run(Query(text=questions[0], namespace="ns0"))
     cold_ms = (time.perf_counter() - t0) * 1000
     quiet, after, write = [], [], []
@@ -86,7 +89,7 @@ def measure(target: str, questions: list[str], n_queries: int) -> dict:
         vec /= np.linalg.norm(vec)
         m = Memory(id=f"live-{i}", namespace="ns0", text=f"agent turn {i}: {questions[i % 7]}")
         t0 = time.perf_counter()
-        store.add([m], vectors=vec, model="hash")
+        store.add([m], vectors=vec, model=encoder.name)
         write.append((time.perf_counter() - t0) * 1000)
         q = Query(text=questions[(i + 3) % len(questions)], namespace="ns0")
         t0 = time.perf_counter()
@@ -115,6 +118,7 @@ def main() -> None:
     ap.add_argument("--backends", default="sqlite,postgres")
     ap.add_argument("--scales", default="1e4,1e5,1e6x100")
     ap.add_argument("--queries", type=int, default=50)
+    ap.add_argument("--rerank", choices=["off", "v1"], default="off")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     task = load_locomo(LOCOMO)
@@ -128,12 +132,14 @@ def main() -> None:
             for spec in args.scales.split(","):
                 total, n_ns = parse_scale(spec)
                 with backend(name, Path(tmp), f"{name}-{spec}") as target:
+                    model = "hash" if args.rerank == "off" else "minilm"
                     with open_store(target) as store:
-                        fill_s = fill(store, total, n_ns, turns)
-                    run = {"backend": name, "scale": spec, "total": total, "namespaces": n_ns,
+                        fill_s = fill(store, total, n_ns, turns, model)
+                    run = {"backend": name, "scale": spec, "rerank": args.rerank,
+                           "total": total, "namespaces": n_ns,
                            "queried_namespace": total // n_ns, "fill_s": round(fill_s, 1),
                            "fill_per_s": round(total / fill_s)}
-                    run.update(measure(target, questions, args.queries))
+                    run.update(measure(target, questions, args.queries, args.rerank))
                 print(json.dumps(run), file=sys.stderr)
                 result["runs"].append(run)
     if args.json:

@@ -75,6 +75,7 @@ class PostgresStore(SQLStore):
     """``Store`` on PostgreSQL with pgvector (psycopg 3). See ``memsieve.store.base.Store``."""
 
     BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+    VECTOR_OUT = "vector_send(embedding)"  # pgvector's wire format: no per-row Python object
     BEGIN_WRITE = "BEGIN ISOLATION LEVEL READ COMMITTED"
 
     def __init__(self, url: str, *, readonly: bool = False, hnsw: bool = False) -> None:
@@ -149,12 +150,17 @@ class PostgresStore(SQLStore):
     def _vector_in(self, row: np.ndarray) -> Any:
         return np.asarray(row, dtype=np.float32)
 
-    def _vectors_out(self, values: Sequence[Any], dim: int) -> np.ndarray:
-        out = np.zeros((len(values), dim), dtype=np.float32)
+    def _vectors_out(self, values: Sequence[bytes | None], dim: int) -> np.ndarray:
+        """Unpack ``vector_send`` values: a 4-byte header (dimension, unused), then ``dim``
+        big-endian float4s, i.e. ``dim + 1`` words a row."""
+        words = np.zeros((len(values), dim + 1), dtype=">f4")
+        if words.size == 0:
+            return np.zeros((len(values), dim), dtype=np.float32)
+        flat, width = memoryview(words).cast("B"), 4 * (dim + 1)
         for i, v in enumerate(values):
             if v is not None:
-                out[i] = v.to_numpy() if hasattr(v, "to_numpy") else v
-        return out
+                flat[i * width : (i + 1) * width] = v
+        return words[:, 1:].astype(np.float32)
 
     def _exec(self, sql: str, params: Sequence = ()) -> Any:
         # binary transfer: vectors arrive as packed floats, not text to parse

@@ -43,6 +43,8 @@ class SQLStore:
     #: the namespace condition of a lookup by seq (SQLite: ``+namespace``, so its planner
     #: takes the seq key instead of scanning the namespace)
     NS_BY_SEQ = "namespace=?"
+    #: how the embedding column is read (as bytes, unpacked by ``_vectors_out``)
+    VECTOR_OUT = "embedding"
 
     def __init__(self, where: str, *, readonly: bool) -> None:
         self.where = where  # a path or a URL without its password, for messages
@@ -334,7 +336,8 @@ class SQLStore:
     def vectors(self, namespace: str) -> tuple[list[str], np.ndarray]:
         """Ids and the (n, d) float32 matrix of a namespace's vectors, in store order."""
         rows = self._rows(
-            "SELECT id, embedding FROM memories WHERE namespace=? AND embedding IS NOT NULL "
+            f"SELECT id, {self.VECTOR_OUT} FROM memories WHERE namespace=? "
+            "AND embedding IS NOT NULL "
             "ORDER BY seq",
             (namespace,),
         )
@@ -372,11 +375,11 @@ class SQLStore:
         with self.snapshot():
             rev = self.revision(namespace)
             if since == 0:  # a first load reads the namespace in store order
-                rows = self._rows("SELECT seq, id, state, embedding FROM memories "
+                rows = self._rows(f"SELECT seq, id, state, {self.VECTOR_OUT} FROM memories "
                                   "WHERE namespace=? ORDER BY seq", (namespace,))
             else:
                 rows = self._rows(
-                    "SELECT seq, id, state, embedding, text FROM memories "
+                    f"SELECT seq, id, state, {self.VECTOR_OUT}, text FROM memories "
                     "WHERE namespace=? AND version>? ORDER BY seq", (namespace, since),
                 )
             gone = [] if since == 0 else [r[0] for r in self._rows(
