@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from memsieve.errors import ConfigError, MissingDependency, StoreError
-from memsieve.store.sql import SQLStore, _reason
+from memsieve.store.sql import SQLStore, _reason, refuse_foreign
 
 SCHEMA = [
     "CREATE EXTENSION IF NOT EXISTS vector",
@@ -118,11 +118,7 @@ class PostgresStore(SQLStore):
         conn = self._conn
         tables = {r[0] for r in conn.execute(
             "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")}
-        if tables and "_migrations" not in tables:
-            raise StoreError(
-                f"{self.where} is not a memsieve database (it holds tables "
-                f"{', '.join(sorted(tables)[:5])}); refusing to change it"
-            )
+        refuse_foreign(self.where, tables)
         if self.readonly:
             if not tables:
                 raise StoreError(f"{self.where} holds no memsieve store yet")

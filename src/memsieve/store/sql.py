@@ -443,6 +443,15 @@ class SQLStore:
         self.close()
 
 
+def refuse_foreign(where: str, tables: set[str]) -> None:
+    """StoreError when a database holds tables but is not a memsieve store: never touch it."""
+    if tables and "_migrations" not in tables:
+        raise StoreError(
+            f"{where} is not a memsieve database (it holds tables "
+            f"{', '.join(sorted(tables)[:5])}); refusing to change it"
+        )
+
+
 def _reason(err: BaseException) -> str:
     msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
     if "malformed" in msg or "not a database" in msg:

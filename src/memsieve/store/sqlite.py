@@ -17,7 +17,7 @@ import numpy as np
 
 from memsieve.errors import MemsieveError, NotFound, StoreError
 from memsieve.store import migrations
-from memsieve.store.sql import SQLStore, _reason
+from memsieve.store.sql import SQLStore, _reason, refuse_foreign
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -61,11 +61,7 @@ class SQLiteStore(SQLStore):
             conn.execute("PRAGMA busy_timeout = 30000")
             tables = {r[0] for r in conn.execute(
                 "SELECT name FROM sqlite_master WHERE type='table'")}
-            if tables and "_migrations" not in tables:
-                raise StoreError(
-                    f"{self.path} is not a memsieve database (it holds tables "
-                    f"{', '.join(sorted(tables)[:5])}); refusing to change it"
-                )
+            refuse_foreign(self.path, tables)
             if self.readonly:
                 conn.execute("PRAGMA query_only = ON")
                 if not tables:
