@@ -28,6 +28,7 @@ test: install lint
 
 bench: install
 	$(BIN)/python benchmarks/bench_store.py
+	$(BIN)/python benchmarks/bench_live.py
 
 # Refresh the lock on purpose: resolve pyproject.toml afresh in a clean venv and pin the result.
 lock:

@@ -355,3 +355,19 @@ def test_cli_on_postgres(pg_server: str, memories_file: Path):
     nobody = "postgresql://postgres@127.0.0.1:1/none"  # nothing listens on port 1
     assert_user_error(run("search", "x", "--db", nobody, "--namespace", "sam"), "cannot connect")
 
+
+
+def test_forget_and_purge(db: Path):
+    search = ("search", "cat", "--db", str(db), "--namespace", "sam", "--json",
+              "--validity", "off")
+    assert "m2" in [r["memory_id"] for r in json.loads(run(*search).stdout)["results"]]
+    assert_user_error(run("forget", "m2", "nope", "--namespace", "sam", "--db", str(db)),
+                      "no memory 'nope' in namespace 'sam'")
+    assert "m2" in [r["memory_id"] for r in json.loads(run(*search).stdout)["results"]]
+    proc = run("forget", "m2", "--namespace", "sam", "--db", str(db))
+    assert proc.returncode == 0 and "forgot 1" in proc.stderr
+    assert "m2" not in [r["memory_id"] for r in json.loads(run(*search).stdout)["results"]]
+    assert_user_error(run("forget", "a1", "--namespace", "sam", "--db", str(db)), "'a1'")
+    proc = run("forget", "m2", "m9", "--purge", "--namespace", "sam", "--db", str(db))
+    assert proc.returncode == 0 and "purged 1 memories from 'sam' (1 not found)" in proc.stderr
+    assert b"Pepper" not in db.read_bytes()

@@ -22,6 +22,7 @@ app = typer.Typer(
 from memsieve.cli import (  # noqa: E402,F401
     demo,
     eval,
+    forget,
     ingest,
     migrate,
     search,
