@@ -22,6 +22,8 @@ from memsieve.retrieve.bm25 import Analyzer
 from memsieve.store.base import Delta, Postings, Store, TermStats
 from memsieve.types import Memory
 
+RECORDS = 50_000  # Memory records an index keeps between queries
+
 
 class NamespaceIndex:
     """One namespace's searchable memories (forgotten ones out), row ``i`` in store order.
@@ -98,7 +100,12 @@ class NamespaceIndex:
             for term, tf in Counter(tokens).items():
                 if term in self._postings:
                     added.setdefault(term, []).append((seq, tf, len(tokens)))
-        for term, p in self._postings.items():
+        # the usual write only appends: no held posting can name a new seq, so only the
+        # terms the new memories hold need a look
+        appended = not len(delta.removed) and (
+            not self.size or int(delta.seqs.min(initial=0)) > int(self.seqs[-1]))
+        for term in list(added) if appended else list(self._postings):
+            p = self._postings[term]
             keep = ~np.isin(p.seqs, touched) if len(touched) and len(p.seqs) else None
             if keep is not None and not keep.all():
                 p = Postings(p.seqs[keep], p.tf[keep], p.dl[keep])
@@ -168,9 +175,13 @@ class NamespaceIndex:
         self.ids = [(self.ids + ids)[i] for i in order.tolist()]
 
     def memories(self, store: Store, rows: Sequence[int]) -> list[Memory]:
-        """The Memory records at these rows (read from the store once, then kept)."""
+        """The Memory records at these rows (read from the store once, then kept; the keep is
+        emptied past ``RECORDS`` records so a process never holds a big namespace twice)."""
         seqs = self.seqs[np.asarray(rows, dtype=np.int64)].tolist()
         missing = [s for s in seqs if s not in self._records]
+        if len(self._records) + len(missing) > RECORDS:
+            self._records = {}
+            missing = list(dict.fromkeys(seqs))
         if missing:
             for seq, m in zip(missing, store.fetch(self.namespace, missing), strict=True):
                 self._records[seq] = m
