@@ -15,7 +15,6 @@ readers use REPEATABLE READ READ ONLY snapshots and never wait for writers.
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -166,7 +165,7 @@ class PostgresStore(SQLStore):
         """VACUUM the tables so the dead rows' space is reclaimable at once. PostgreSQL does not
         zero freed tuples or old WAL segments: the bytes go when pages are reused and WAL is
         recycled (docs/SCALING.md says so; use SQLite where erasure must be immediate)."""
-        with self._lock, warnings.catch_warnings():
+        with self._lock:
             for table in ("memories", "postings"):
                 self._conn.execute(f"VACUUM {table}")
 
