@@ -121,6 +121,12 @@ class PostgresStore(SQLStore):
         if self.readonly:
             if not tables:
                 raise StoreError(f"{self.where} holds no memsieve store yet")
+            done = {r[0] for r in conn.execute("SELECT name FROM _migrations")}
+            if any(name not in done for name, _ in MIGRATIONS):
+                raise StoreError(
+                    f"{self.where} was written by an older memsieve; upgrade it once with "
+                    "`memsieve migrate --db URL` (read commands never change a store)"
+                )
             return
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
