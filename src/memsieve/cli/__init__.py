@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import click
@@ -71,16 +72,21 @@ def main(argv: list[str] | None = None) -> int:
         err.show()
         return err.exit_code
     except (KeyboardInterrupt, *_ABORT):
-        click.echo("interrupted", err=True)
-        return 130
+        return _interrupted()
     except BrokenPipeError:  # `memsieve search ... | head`
         return 0
     # newer typer turns Ctrl-C into an exit code it returns (130) instead of raising
     if isinstance(rv, int) and not isinstance(rv, bool) and rv:
-        if rv == 130:
-            click.echo("interrupted", err=True)
-        return rv
+        return _interrupted() if rv == 130 else rv
     return 0
+
+
+def _interrupted() -> int:
+    """Say so and exit 130; a second Ctrl-C (or one still pending from C code) during
+    shutdown is ignored, so the process never dies of the signal instead."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    click.echo("interrupted", err=True)
+    return 130
 
 
 def entry() -> None:
