@@ -7,7 +7,8 @@
 2. Query latency: one namespace of N memories (LoCoMo turns repeated with a suffix so each
    text is distinct; random unit vectors stand in for embeddings, which does not change the
    cost of exact search), queried with LoCoMo questions through the Retriever (fusion). Reports
-   p50 / p95 ms per stage, and the one-off index build (BM25 + matrix load) per namespace.
+   p50 / p95 ms per stage, and the one-off index load (the namespace's vectors; BM25 postings
+   live in the store since the live core) per namespace. bench_live.py measures live use.
 """
 
 from __future__ import annotations
