@@ -138,8 +138,12 @@ class NamespaceFeatures:
     def follow(self, delta: Any, index: Any, store: Any) -> None:
         """Move to the live index's revision after ``delta`` (a ``store.base.Delta``)."""
         self._arrays = None
+        # the usual write only appends new seqs: then no row is touched and the O(n) set
+        # below is not built
+        appended = not len(delta.removed) and (
+            not self._seqs or not len(delta.seqs) or int(delta.seqs[0]) > self._seqs[-1])
         touched = set(delta.removed.tolist()) | set(delta.seqs.tolist())
-        if touched & set(self._seqs):
+        if not appended and touched & set(self._seqs):
             keep = [i for i, s in enumerate(self._seqs) if s not in touched]
             for i in set(range(len(self._seqs))) - set(keep):
                 np.subtract.at(self._df, self.uni[i], 1)

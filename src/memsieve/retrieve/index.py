@@ -103,7 +103,7 @@ class NamespaceIndex:
         # the usual write only appends: no held posting can name a new seq, so only the
         # terms the new memories hold need a look
         appended = not len(delta.removed) and (
-            not self.size or int(delta.seqs.min(initial=0)) > int(self.seqs[-1]))
+            not self.size or not len(delta.seqs) or int(delta.seqs[0]) > int(self.seqs[-1]))
         for term in list(added) if appended else list(self._postings):
             p = self._postings[term]
             keep = ~np.isin(p.seqs, touched) if len(touched) and len(p.seqs) else None
