@@ -75,7 +75,7 @@ class SQLiteStore(SQLStore):
                 if not tables:  # a new file: free pages go back to the OS on purge
                     conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
                 if not memory:
-                    conn.execute("PRAGMA journal_mode = WAL")
+                    _wal(conn)
                 migrations.apply(conn)
             conn.execute("PRAGMA secure_delete = ON")
         except sqlite3.DatabaseError as err:
@@ -123,6 +123,20 @@ class SQLiteStore(SQLStore):
                     "write-ahead log; run the purge again (or store.checkpoint()) when it is done"
                 )
             time.sleep(0.05)
+
+
+def _wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
+    """Switch to WAL. While another process converts a new file at the same moment, the pragma
+    answers SQLITE_BUSY at once, without the busy handler, so retry it for a bounded time."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL").fetchall()
+            return
+        except sqlite3.OperationalError as err:
+            if err.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def remove_if_empty(path: str | Path) -> None:
