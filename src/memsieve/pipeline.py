@@ -17,6 +17,7 @@ from memsieve.embed import Encoder, MemoEncoder, get_encoder
 from memsieve.errors import ConfigError
 from memsieve.retrieve.retriever import DEFAULT_ALPHA, Retriever
 from memsieve.store.base import Store
+from memsieve.telemetry import memory_span
 from memsieve.trace import Trace
 from memsieve.types import Candidate, Query, Result
 
@@ -41,7 +42,11 @@ class Response:
     trace: Trace
 
     def to_dict(self) -> dict:
-        return {"query": self.query.text, "results": [r.to_dict() for r in self.results]}
+        return {
+            "query": self.query.text,
+            "results": [r.to_dict() for r in self.results],
+            "excluded": [{"memory_id": i, "reason": r} for i, r in self.trace.excluded.items()],
+        }
 
 
 class Pipeline:
@@ -71,8 +76,10 @@ class Pipeline:
         """Answer ``query``: the top ``k`` results (default ``self.k``) and the trace."""
         trace = Trace()
         t0 = time.perf_counter()
-        top = self.candidates(query, trace=trace)[: _check_k(k) if k is not None else self.k]
-        results = [Result.from_candidate(i + 1, c) for i, c in enumerate(top)]
+        with memory_span(query.namespace, "search") as span:
+            top = self.candidates(query, trace=trace)[: _check_k(k) if k is not None else self.k]
+            results = [Result.from_candidate(i + 1, c) for i, c in enumerate(top)]
+            span.records([r.memory_id for r in results], [r.score for r in results])
         trace.exposed = [r.memory_id for r in results]
         trace.timings_ms["total"] = (time.perf_counter() - t0) * 1000.0
         return Response(query=query, results=results, trace=trace)
@@ -90,6 +97,8 @@ class Pipeline:
         rerank: str | None = None,
         validity: str | None = "context",
         source_policy: str = "top1",
+        admissibility: str = "annotate",
+        unresolved: str = "surface",
     ) -> Pipeline:
         """The standard pipeline over ``store``; the encoder defaults to the store's model.
 
@@ -100,7 +109,12 @@ class Pipeline:
         and keeps the ranking; ``"demote"`` (opt-in) also moves flagged results down;
         ``None`` / ``"off"`` leaves the layer out (it costs ~0.2 s per query on 2 cores).
         ``source_policy``: ``"top1"`` (default) or ``"nearest"`` (see ``ValidityStage``).
+        ``admissibility``: ``"annotate"`` (default), ``"enforce"`` or ``"off"``; ``unresolved``:
+        ``"surface"`` (default) or ``"exclude"`` (see ``AdmissibilityStage``).
         """
+        from memsieve.admissibility import AdmissibilityStage, Mode
+
+        gate = AdmissibilityStage(admissibility, unresolved)  # checks both before any work
         if encoder is None:
             encoder = get_encoder(store.embedding_model() or "minilm")
         encoder = encoder if isinstance(encoder, MemoEncoder) else MemoEncoder(encoder)
@@ -123,6 +137,8 @@ class Pipeline:
             stages.append(ValidityStage([verifier], mode=validity, store=store, top_k=k,
                                         cache=retriever.cache, source_policy=source_policy,
                                         **verifier.stage_thresholds(encoder.name)))
+        if gate.mode is not Mode.off:
+            stages.append(gate)
         return cls(stages, k=k, store=store)
 
 

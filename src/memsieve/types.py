@@ -132,6 +132,22 @@ class Memory(_Input):
         return value
 
 
+PURPOSE_PREFIX = "purpose:"
+
+
+class Policy(_Input):
+    """What the context a query comes from allows (the governing policy of DESIGN.md).
+
+    ``purposes``: what this query is for (e.g. ``support``); a memory tagged
+    ``purpose:X`` may only be used for purpose X. ``deny``: memory tags this context must never
+    see (e.g. ``health``). An empty policy states nothing, so it denies nothing; a memory
+    restricted to a purpose is then unresolved, never allowed by default.
+    """
+
+    purposes: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+
+
 class Query(_Input):
     """A question asked of one namespace's memories."""
 
@@ -139,7 +155,7 @@ class Query(_Input):
     namespace: str = Field(min_length=1)
     intent: Intent = Intent.unknown
     time: datetime | None = None
-    policy: tuple[str, ...] = ()
+    policy: Policy = Field(default_factory=Policy)
 
     @field_validator("text")
     @classmethod

@@ -268,6 +268,21 @@ MISTAKES = {
         "--db", str(db)),
     "raw byte in the query": lambda t, db: ("search", b"caf\xff", "--db", str(db),
                                             "--namespace", "sam"),
+    "unknown intent": lambda t, db: ("search", "x", "--db", str(db), "--namespace", "sam",
+                                     "--intent", "future"),
+    "unknown admissibility": lambda t, db: ("search", "x", "--db", str(db), "--namespace", "sam",
+                                            "--admissibility", "strict"),
+    "policy with an unknown key in queries": lambda t, db: (
+        "search", "--queries", _jsonl(t, "q.jsonl", '{"query": "x", "namespace": "sam", '
+                                      '"policy": {"allow": ["a"]}}\n'), "--db", str(db)),
+    "context mode unknown": lambda t, db: ("context", "x", "--db", str(db), "--namespace", "sam",
+                                           "--mode", "deep"),
+    "context budget zero": lambda t, db: ("context", "x", "--db", str(db), "--namespace", "sam",
+                                          "--budget", "0"),
+    "context without namespace": lambda t, db: ("context", "x", "--db", str(db)),
+    "context on a missing db": lambda t, db: ("context", "x", "--db", str(t / "n.db"),
+                                              "--namespace", "sam"),
+    "audit on a missing db": lambda t, db: ("audit", "--db", str(t / "n.db")),
 }
 
 
@@ -371,3 +386,53 @@ def test_forget_and_purge(db: Path):
     proc = run("forget", "m2", "m9", "--purge", "--namespace", "sam", "--db", str(db))
     assert proc.returncode == 0 and "purged 1 memories from 'sam' (1 not found)" in proc.stderr
     assert b"Pepper" not in db.read_bytes()
+
+
+def test_context_json_then_audit(db: Path):
+    fast = ("--validity", "off", "--db", str(db))
+    proc = run("context", "what is the cat called", "--namespace", "sam", "--mode", "lookup",
+               "--budget", "40", "--json", *fast)
+    assert proc.returncode == 0, proc.stderr
+    ctx = json.loads(proc.stdout)
+    assert {"query", "mode", "memories", "excluded", "text"} <= set(ctx)
+    assert ctx["mode"] == "lookup" and ctx["tokens"] <= 40
+    assert ctx["memories"][0]["memory_id"] == "m2" and "Pepper" in ctx["text"]
+    assert all(m["admissibility"]["status"] == "admissible" for m in ctx["memories"])
+    assert all(m["memory_id"] != "a1" for m in ctx["memories"])
+    assert run("forget", "m2", "--namespace", "sam", "--db", str(db)).returncode == 0
+    proc = run("context", "what is the cat called", "--namespace", "sam", "--json", *fast)
+    assert "m2" not in [m["memory_id"] for m in json.loads(proc.stdout)["memories"]]
+    audit = json.loads(run("audit", "--db", str(db), "--json").stdout)
+    assert [e["namespace"] for e in audit["exposures"]] == ["sam", "sam"]
+    assert audit["exposures"][1]["memory_ids"][0] == "m2"
+    assert "Pepper" not in json.dumps(audit)  # the audit never holds memory text
+    reached = json.loads(run("audit", "--db", str(db), "--memory", "m2", "--json").stdout)
+    assert [e["id"] for e in reached["exposures"]] == [audit["exposures"][1]["id"]]
+    assert run("forget", "m2", "--purge", "--namespace", "sam", "--db", str(db)).returncode == 0
+    audit = json.loads(run("audit", "--db", str(db), "--namespace", "sam", "--json").stdout)
+    assert "m2" not in json.dumps(audit["exposures"])
+    assert [(e["namespace"], e["count"]) for e in audit["erasures"]] == [("sam", 1)]
+    plain = run("audit", "--db", str(db))
+    assert plain.returncode == 0 and "erasure" in plain.stdout
+
+
+def test_search_enforce_keeps_out_what_the_policy_denies(tmp_path: Path):
+    rows = [{"namespace": "u", "id": "h", "text": "my blood test came back fine",
+             "policy_tags": ["health"]},
+            {"namespace": "u", "id": "o", "text": "my old flat had a blue door", "state": "stale"},
+            {"namespace": "u", "id": "n", "text": "my new flat has a red door"}]
+    src = _jsonl(tmp_path, "p.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "p.db"
+    assert run("ingest", "jsonl", src, "--db", str(db), "--model", "hash").returncode == 0
+    base = ("search", "my flat door blood test", "--db", str(db), "--namespace", "u",
+            "--validity", "off", "--json")
+    annotated = json.loads(run(*base).stdout)
+    assert {r["memory_id"] for r in annotated["results"]} == {"h", "o", "n"}
+    status = {r["memory_id"]: r["admissibility"]["status"] for r in annotated["results"]}
+    assert status == {"h": "admissible", "o": "unresolved", "n": "admissible"}
+    proc = run(*base, "--admissibility", "enforce", "--intent", "current", "--deny", "health")
+    out = json.loads(proc.stdout)
+    assert [r["memory_id"] for r in out["results"]] == ["n"]
+    assert {e["memory_id"] for e in out["excluded"]} == {"h", "o"}
+    history = json.loads(run(*base, "--admissibility", "enforce", "--intent", "history").stdout)
+    assert {r["memory_id"] for r in history["results"]} == {"h", "o", "n"}

@@ -14,6 +14,7 @@ import textwrap
 import numpy as np
 import pytest
 
+from memsieve.assemble import Assembler
 from memsieve.embed import HashingEncoder
 from memsieve.errors import ConfigError, StoreError
 from memsieve.ingest import add_memories
@@ -21,6 +22,7 @@ from memsieve.pipeline import Pipeline
 from memsieve.retrieve import Retriever
 from memsieve.retrieve.bm25 import BM25Index
 from memsieve.store import migrations, open_store
+from memsieve.store.base import PURGED
 from memsieve.trace import Trace
 from memsieve.types import Memory, Query
 
@@ -222,14 +224,21 @@ def test_concurrent_first_opens_serialise(store_target):
 def test_purge_leaves_no_byte_of_the_text_in_any_file(tmp_path):
     path = tmp_path / "p.db"
     secret = "zebracorn-7431"
+    text = f"Here is something private. My pin is {secret} and nobody knows it."
     with open_store(path) as store:
-        add_memories(store, [Memory(id="s", namespace="u", text=f"my pin is {secret}")]
-                     + mems("u", 30), ENC)
+        add_memories(store, [Memory(id="s", namespace="u", text=text)] + mems("u", 30), ENC)
+        assert len(store.units("u", ["s"])["s"]) == 2  # its atomic units hold the text too
         store.forget("u", "note-3")
+        pipeline = Pipeline.default(store, encoder=ENC, rerank="off", validity="off")
+        ctx = Assembler(pipeline)(Query(text="what is my pin", namespace="u"), mode="lookup")
+        assert "s" in ctx.memory_ids and secret in ctx.text
         assert store.purge("u", ["s"]) == 1
         for f in tmp_path.iterdir():
             data = f.read_bytes()
             assert secret.encode() not in data and b"zebracorn" not in data, f.name
+        (exposure,) = store.exposures("u")
+        assert "s" not in exposure.memory_ids and PURGED in exposure.memory_ids
+        assert [(e.namespace, e.count) for e in store.erasures()] == [("u", 1)]
 
 
 def test_purge_with_a_reader_holding_a_snapshot_fails_loudly_then_completes(tmp_path):

@@ -21,6 +21,8 @@ app = typer.Typer(
 
 # Importing the command modules registers their commands on ``app``.
 from memsieve.cli import (  # noqa: E402,F401
+    audit,
+    context,
     demo,
     eval,
     forget,

@@ -9,7 +9,17 @@ from typing import Annotated
 import typer
 
 from memsieve.cli import app
-from memsieve.cli.options import DbOption, JsonOption, printable
+from memsieve.cli.options import (
+    AdmissibilityOption,
+    DbOption,
+    DenyOption,
+    IntentOption,
+    JsonOption,
+    PurposeOption,
+    UnresolvedOption,
+    one_query,
+    printable,
+)
 from memsieve.errors import ConfigError, NotFound
 from memsieve.ingest._common import iter_jsonl
 from memsieve.pipeline import Pipeline, Response
@@ -18,7 +28,8 @@ from memsieve.types import Query, parse
 
 
 def read_queries(path: Path) -> list[tuple[Query, int | None]]:
-    """Parse a queries JSONL file ({"query", "namespace", "k"?, "intent"?} per line)."""
+    """Parse a queries JSONL file: one {"query", "namespace", "k"?, "intent"?, "policy"?} per
+    line (``policy``: {"purposes": [...], "deny": [...]})."""
     if not path.is_file():
         raise NotFound(f"no queries file at {path}")
     out = []
@@ -50,6 +61,12 @@ def _print(response: Response, as_json: bool) -> None:
         if v is not None and v.status == "possibly_outdated":
             typer.echo(f"       ! possibly outdated, see {printable(str(v.superseded_by))}: "
                        f"{printable(v.evidence)}")
+        a = r.annotations.get("admissibility")
+        if a is not None and a.status != "admissible":
+            typer.echo(f"       {'?' if a.status == 'unresolved' else 'x'} {a.status}: "
+                       f"{printable(a.reason)}")
+    for memory_id, reason in response.trace.excluded.items():
+        typer.echo(f"  excluded {printable(memory_id)}: {printable(reason)}")
 
 
 @app.command()
@@ -79,6 +96,11 @@ def search(
         typer.Option(help="Validity sources: top1 (the best-ranked later memory) or nearest "
                      "(the later memory closest to each result)."),
     ] = "top1",
+    admissibility: AdmissibilityOption = "annotate",
+    unresolved: UnresolvedOption = "surface",
+    intent: IntentOption = "unknown",
+    purpose: PurposeOption = None,
+    deny: DenyOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Find the memories that answer a query, in one namespace."""
@@ -91,14 +113,12 @@ def search(
     if queries is not None:
         batch = read_queries(queries)
     else:
-        if namespace is None:
-            raise ConfigError("--namespace is required with a QUERY")
-        batch = [(parse(Query, {"text": query, "namespace": namespace}), None)]
+        batch = [(one_query(query, namespace, intent, purpose, deny), None)]
     with open_store(db, readonly=True) as store:
         kwargs = {"alpha": alpha} if alpha is not None else {}
         pipeline = Pipeline.default(
             store, method=method, pool=pool, k=k, rerank=rerank, validity=validity,
-            source_policy=sources, **kwargs
+            source_policy=sources, admissibility=admissibility, unresolved=unresolved, **kwargs
         )
         for q, qk in batch:
             _print(pipeline.run(q, k=qk if qk is not None else k), as_json)

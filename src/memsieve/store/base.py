@@ -50,6 +50,39 @@ class Delta:
     texts: list[str] | None = None
 
 
+PURGED = "<purged>"  # what a purged memory's id becomes in the exposure log
+
+
+@dataclasses.dataclass(frozen=True)
+class Exposure:
+    """What reached one prompt: memory ids in prompt order, and the ids kept out with their
+    reasons. Never memory text. ``id`` and ``time`` are set by the store when recorded."""
+
+    namespace: str
+    query: str
+    mode: str
+    memory_ids: list[str]
+    excluded: list[tuple[str, str]]
+    detail: dict = dataclasses.field(default_factory=dict)
+    id: int | None = None
+    time: str | None = None
+
+    def to_dict(self) -> dict:
+        return {**self.detail, "id": self.id, "time": self.time, "namespace": self.namespace,
+                "query": self.query, "mode": self.mode, "memory_ids": list(self.memory_ids),
+                "excluded": [{"memory_id": m, "reason": r} for m, r in self.excluded]}
+
+
+@dataclasses.dataclass(frozen=True)
+class Erasure:
+    """One purge as the audit keeps it: when, where, how many (never which)."""
+
+    id: int
+    time: str
+    namespace: str
+    count: int
+
+
 @runtime_checkable
 class Store(Protocol):
     """Memories, their vectors, lexical postings and lifecycle state, partitioned by namespace.
@@ -95,6 +128,20 @@ class Store(Protocol):
     def postings(self, namespace: str, terms: Sequence[str]) -> TermStats: ...
 
     def fetch(self, namespace: str, seqs: Sequence[int]) -> list[Memory]: ...
+
+    def units(self, namespace: str, memory_ids: Sequence[str]) -> dict[str, list[str]]: ...
+
+    def neighbours(
+        self, namespace: str, memory_ids: Sequence[str], window: int = 1
+    ) -> dict[str, list[Memory]]: ...
+
+    def record_exposure(self, exposure: Exposure) -> Exposure: ...
+
+    def exposures(
+        self, namespace: str | None = None, memory_id: str | None = None, *, limit: int = 100
+    ) -> list[Exposure]: ...
+
+    def erasures(self, namespace: str | None = None) -> list[Erasure]: ...
 
     def close(self) -> None: ...
 

@@ -134,6 +134,17 @@ def m003_namespace_order(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX memories_namespace_seq ON memories(namespace)")
 
 
+@migration
+def m004_units_and_audit(conn: sqlite3.Connection) -> None:
+    """Atomic units of every turn, the exposure and erasure logs (``sql.audit_tables``)."""
+    from memsieve.store.sql import audit_tables, unit_rows
+
+    for sql in audit_tables("INTEGER PRIMARY KEY AUTOINCREMENT"):
+        conn.execute(sql)
+    rows = conn.execute("SELECT namespace, seq, text FROM memories ORDER BY seq").fetchall()
+    conn.executemany("INSERT INTO units VALUES (?, ?, ?, ?)", unit_rows(rows))
+
+
 LATEST = MIGRATIONS[-1][0]
 
 

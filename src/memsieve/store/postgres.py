@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from memsieve.errors import ConfigError, MissingDependency, StoreError
-from memsieve.store.sql import SQLStore, _reason, refuse_foreign
+from memsieve.store.sql import SQLStore, _reason, audit_tables, refuse_foreign, unit_rows
 
 SCHEMA = [
     "CREATE EXTENSION IF NOT EXISTS vector",
@@ -62,7 +62,19 @@ SCHEMA = [
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "INSERT INTO meta VALUES ('format', 'memsieve')",
 ]
-MIGRATIONS = [("p001_live_core", SCHEMA)]
+
+
+def _backfill_units(conn: Any) -> None:
+    rows = conn.execute("SELECT namespace, seq, text FROM memories ORDER BY seq").fetchall()
+    with conn.cursor() as cur:
+        cur.executemany("INSERT INTO units VALUES (%s, %s, %s, %s)", unit_rows(rows))
+
+
+MIGRATIONS = [
+    ("p001_live_core", SCHEMA),
+    ("p002_units_and_audit",
+     [*audit_tables("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"), _backfill_units]),
+]
 _LOCK_KEY = 7_316_405_201  # advisory lock: concurrent first opens run the schema once
 
 
@@ -136,7 +148,7 @@ class PostgresStore(SQLStore):
             for name, statements in MIGRATIONS:
                 if name not in done:
                     for sql in statements:
-                        conn.execute(sql)
+                        sql(conn) if callable(sql) else conn.execute(sql)
                     conn.execute("INSERT INTO _migrations (name) VALUES (%s)", (name,))
             if self.hnsw:
                 self._hnsw_index()

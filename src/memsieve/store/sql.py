@@ -12,18 +12,28 @@ the transaction statements, the placeholder style and how vectors cross the wire
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
 from memsieve.errors import ConfigError, NotFound, StoreError
-from memsieve.store.base import Delta, Postings, TermStats, chunks, id_list
+from memsieve.store.base import (
+    PURGED,
+    Delta,
+    Erasure,
+    Exposure,
+    Postings,
+    TermStats,
+    chunks,
+    id_list,
+)
 from memsieve.types import Memory, State
 
 COLUMNS = (
@@ -180,7 +190,7 @@ class SQLStore:
             for ns in sorted(by_ns):  # one lock order for every writer
                 rev = self._bump(ns)
                 old = self._existing(ns, [batch[j].id for j in by_ns[ns]])
-                docs, terms, posts = 0, 0, []
+                docs, terms, posts, units = 0, 0, [], []
                 for j in by_ns[ns]:
                     m, toks = batch[j], tokens[j]
                     prev = old.get(m.id)
@@ -197,6 +207,7 @@ class SQLStore:
                         ).fetchone()[0]
                     else:
                         seq = prev[0]
+                        self._exec("DELETE FROM units WHERE namespace=? AND seq=?", (ns, seq))
                         self._exec(
                             f"""UPDATE memories SET conversation_id=?, session_id=?,
                                  turn_index=?, speaker=?, text=?, timestamp=?, state=?,
@@ -205,10 +216,12 @@ class SQLStore:
                                WHERE {self.NS_BY_SEQ} AND seq=?""",
                             row[2:] + (ns, seq),
                         )
+                    units.append((ns, seq, m.text))
                     if searchable:
                         posts += [(ns, t, seq, tf, len(toks)) for t, tf in Counter(toks).items()]
                         docs, terms = docs + 1, terms + len(toks)
                 self._many("INSERT INTO postings VALUES (?, ?, ?, ?, ?)", posts)
+                self._many("INSERT INTO units VALUES (?, ?, ?, ?)", unit_rows(units))
                 self._stats(ns, docs, terms)
         return len(batch)
 
@@ -306,10 +319,20 @@ class SQLStore:
                         self._stats(namespace, -1, -n_terms)
                     self._exec(f"DELETE FROM memories WHERE {self.NS_BY_SEQ} AND seq=?",
                                (namespace, seq))
+                    self._exec("DELETE FROM units WHERE namespace=? AND seq=?", (namespace, seq))
                     self._exec("""INSERT INTO removed VALUES (?, ?, ?)
                                   ON CONFLICT (namespace, seq) DO UPDATE
                                   SET version = excluded.version""", (namespace, seq, rev))
                 removed = len(old)
+                if removed:  # the audit keeps that an erasure happened, not what was erased
+                    for chunk in chunks(list(old)):
+                        self._exec(
+                            "UPDATE exposure_items SET memory_id=? WHERE namespace=? AND "
+                            f"memory_id IN ({','.join('?' * len(chunk))})",
+                            [PURGED, namespace, *chunk],
+                        )
+                    self._exec("INSERT INTO erasures (time, namespace, count) VALUES (?, ?, ?)",
+                               (_now(), namespace, removed))
         if removed:
             self._after_purge(wait_s)
         return removed
@@ -427,6 +450,100 @@ class SQLStore:
                 found[row[0]] = _memory(row[1:])
         return [found[s] for s in seqs if s in found]
 
+    def units(self, namespace: str, memory_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The atomic units of each memory (in turn order), by memory id."""
+        out: dict[str, list[str]] = {}
+        for chunk in chunks(list(dict.fromkeys(memory_ids))):
+            q = ("SELECT m.id, u.text FROM units u JOIN memories m "
+                 "ON m.namespace = u.namespace AND m.seq = u.seq "
+                 f"WHERE u.namespace=? AND m.id IN ({','.join('?' * len(chunk))}) "
+                 "ORDER BY u.seq, u.n")
+            for mid, text in self._rows(q, [namespace, *chunk]):
+                out.setdefault(mid, []).append(text)
+        return out
+
+    def neighbours(self, namespace: str, memory_ids: Sequence[str],
+                   window: int = 1) -> dict[str, list[Memory]]:
+        """Each memory with the searchable turns up to ``window`` before and after it in its
+        session (by ``turn_index``), in turn order; a memory without session or turn index
+        stands alone."""
+        out: dict[str, list[Memory]] = {}
+        with self.snapshot():
+            for mid in dict.fromkeys(memory_ids):
+                rows = self._rows(f"SELECT {COLUMNS} FROM memories WHERE namespace=? AND id=?",
+                                  (namespace, mid))
+                if not rows:
+                    continue
+                m = _memory(rows[0])
+                if m.session_id is None or m.turn_index is None:
+                    out[mid] = [m]
+                    continue
+                rows = self._rows(
+                    f"SELECT {COLUMNS} FROM memories WHERE namespace=? AND session_id=? "
+                    "AND turn_index BETWEEN ? AND ? AND (state != ? OR id = ?) "
+                    "ORDER BY turn_index, seq",
+                    (namespace, m.session_id, m.turn_index - window, m.turn_index + window,
+                     State.forgotten.value, mid),
+                )
+                out[mid] = [_memory(r) for r in rows]
+        return out
+
+    def record_exposure(self, exposure: Exposure) -> Exposure:
+        """Append one exposure (what reached one prompt, and what was kept out) in its own
+        transaction; returns it with its id and time."""
+        if self.readonly:
+            raise StoreError(f"{self.where} is open read-only: cannot record the exposure")
+        exposure = dataclasses.replace(exposure, time=exposure.time or _now())
+        with self._write():
+            eid = self._exec(
+                "INSERT INTO exposures (time, namespace, query, mode, detail) "
+                "VALUES (?, ?, ?, ?, ?) RETURNING seq",
+                (exposure.time, exposure.namespace, exposure.query, exposure.mode,
+                 json.dumps(exposure.detail, sort_keys=True)),
+            ).fetchone()[0]
+            items = [(mid, None) for mid in exposure.memory_ids] + list(exposure.excluded)
+            self._many("INSERT INTO exposure_items VALUES (?, ?, ?, ?, ?)",
+                       [(eid, pos, exposure.namespace, mid, reason)
+                        for pos, (mid, reason) in enumerate(items)])
+        return dataclasses.replace(exposure, id=int(eid))
+
+    def exposures(self, namespace: str | None = None, memory_id: str | None = None,
+                  *, limit: int = 100) -> list[Exposure]:
+        """Recorded exposures, newest first: of a namespace, and/or those a memory reached
+        (in the prompt or excluded from it)."""
+        where, params = [], []
+        if namespace is not None:
+            where.append("e.namespace=?")
+            params.append(namespace)
+        if memory_id is not None:
+            where.append("e.seq IN (SELECT exposure FROM exposure_items i WHERE i.memory_id=?"
+                         + (" AND i.namespace=?)" if namespace is not None else ")"))
+            params += [memory_id] + ([namespace] if namespace is not None else [])
+        cond = f"WHERE {' AND '.join(where)}" if where else ""
+        with self.snapshot():
+            heads = self._rows(f"SELECT e.seq, e.time, e.namespace, e.query, e.mode, e.detail "
+                               f"FROM exposures e {cond} ORDER BY e.seq DESC LIMIT ?",
+                               [*params, int(limit)])
+            items: dict[int, list[tuple[str, str | None]]] = {}
+            for chunk in chunks([h[0] for h in heads]):
+                for eid, mid, reason in self._rows(
+                    "SELECT exposure, memory_id, reason FROM exposure_items WHERE exposure IN "
+                    f"({','.join('?' * len(chunk))}) ORDER BY exposure, pos", list(chunk)):
+                    items.setdefault(eid, []).append((mid, reason))
+        return [
+            Exposure(namespace=ns, query=q, mode=mode,
+                     memory_ids=[m for m, r in items.get(eid, []) if r is None],
+                     excluded=[(m, r) for m, r in items.get(eid, []) if r is not None],
+                     detail=json.loads(detail), id=eid, time=t)
+            for eid, t, ns, q, mode, detail in heads
+        ]
+
+    def erasures(self, namespace: str | None = None) -> list[Erasure]:
+        """The purges recorded (time, namespace, how many memories), oldest first."""
+        cond, params = ("WHERE namespace=?", [namespace]) if namespace is not None else ("", [])
+        return [Erasure(*r) for r in self._rows(
+            f"SELECT seq, time, namespace, count FROM erasures {cond} ORDER BY seq", params)]
+
     def _meta(self, key: str) -> str | None:
         rows = self._rows("SELECT value FROM meta WHERE key=?", (key,))
         return rows[0][0] if rows else None
@@ -443,6 +560,35 @@ class SQLStore:
         self.close()
 
 
+def audit_tables(serial: str) -> list[str]:
+    """DDL both backends share (SQLite m004, PostgreSQL p002): a turn's atomic units, the
+    exposure log (ids and reasons, never memory text), the erasure log, and the lookup of a
+    turn's neighbours. ``serial`` is the backend's auto-increment primary key."""
+    return [
+        """CREATE TABLE units (
+            namespace TEXT NOT NULL, seq BIGINT NOT NULL, n INTEGER NOT NULL, text TEXT NOT NULL,
+            PRIMARY KEY (namespace, seq, n))""",
+        f"""CREATE TABLE exposures (
+            seq {serial}, time TEXT NOT NULL, namespace TEXT NOT NULL, query TEXT NOT NULL,
+            mode TEXT NOT NULL, detail TEXT NOT NULL)""",
+        "CREATE INDEX exposures_namespace ON exposures (namespace, seq)",
+        """CREATE TABLE exposure_items (
+            exposure BIGINT NOT NULL, pos INTEGER NOT NULL, namespace TEXT NOT NULL,
+            memory_id TEXT NOT NULL, reason TEXT, PRIMARY KEY (exposure, pos))""",
+        "CREATE INDEX exposure_items_memory ON exposure_items (namespace, memory_id)",
+        f"""CREATE TABLE erasures (
+            seq {serial}, time TEXT NOT NULL, namespace TEXT NOT NULL, count INTEGER NOT NULL)""",
+        "CREATE INDEX memories_session ON memories (namespace, session_id, turn_index)",
+    ]
+
+
+def unit_rows(rows: Iterable[tuple[str, int, str]]) -> list[tuple[str, int, int, str]]:
+    """(namespace, seq, n, unit) rows of the atomic units of (namespace, seq, text) rows."""
+    from memsieve.assemble.units import split_units
+
+    return [(ns, seq, n, u) for ns, seq, text in rows for n, u in enumerate(split_units(text))]
+
+
 def refuse_foreign(where: str, tables: set[str]) -> None:
     """StoreError when a database holds tables but is not a memsieve store: never touch it."""
     if tables and "_migrations" not in tables:
@@ -457,6 +603,10 @@ def _reason(err: BaseException) -> str:
     if "malformed" in msg or "not a database" in msg:
         return f"{msg} (the file is damaged)"
     return msg
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def _row(m: Memory) -> tuple:

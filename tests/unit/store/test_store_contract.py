@@ -111,3 +111,60 @@ def test_revision_moves_on_every_change(any_store):
     r2 = any_store.revision("u1")
     any_store.purge("u1", ["m1"])
     assert r1 < r2 < any_store.revision("u1")
+
+
+# -- atomic units, neighbours, the exposure and erasure logs ----------------------------------
+
+
+def test_units_follow_their_memory(any_store):
+    any_store.add([mem(1, text="First sentence is here. Second sentence is here too.")])
+    assert any_store.units("u1", ["m1"]) == {
+        "m1": ["First sentence is here.", "Second sentence is here too."]}
+    any_store.add([mem(1, text="Now only one sentence remains here.")])  # an update
+    assert any_store.units("u1", ["m1"]) == {"m1": ["Now only one sentence remains here."]}
+    any_store.purge("u1", ["m1"])
+    assert any_store.units("u1", ["m1"]) == {}
+
+
+def test_neighbours_are_the_searchable_turns_around_it_in_its_session(any_store):
+    any_store.add([mem(i, session_id="s1" if i < 5 else "s2", turn_index=i % 5)
+                   for i in range(8)] + [mem(99)])
+    assert [m.id for m in any_store.neighbours("u1", ["m2"])["m2"]] == ["m1", "m2", "m3"]
+    assert [m.id for m in any_store.neighbours("u1", ["m5"], window=2)["m5"]] == [
+        "m5", "m6", "m7"]
+    any_store.forget("u1", "m3")
+    assert [m.id for m in any_store.neighbours("u1", ["m2"])["m2"]] == ["m1", "m2"]
+    assert [m.id for m in any_store.neighbours("u1", ["m99"])["m99"]] == ["m99"]
+    assert any_store.neighbours("u2", ["m2"]) == {}  # another namespace sees nothing
+
+
+def test_exposures_are_queried_by_namespace_and_memory(any_store):
+    from memsieve.store.base import Exposure
+
+    first = any_store.record_exposure(Exposure("u1", "q1", "lookup", ["m1", "m2"],
+                                               [("m3", "inadmissible: x")], {"budget": 300}))
+    any_store.record_exposure(Exposure("u2", "q2", "replay", ["m1"], []))
+    assert first.id is not None and first.time
+    assert [e.query for e in any_store.exposures()] == ["q2", "q1"]  # newest first
+    assert [e.query for e in any_store.exposures("u1")] == ["q1"]
+    assert [e.query for e in any_store.exposures(memory_id="m1")] == ["q2", "q1"]
+    assert [e.query for e in any_store.exposures("u1", "m3")] == ["q1"]
+    assert any_store.exposures("u2", "m3") == []
+    (e,) = any_store.exposures("u1")
+    assert (e.memory_ids, e.excluded, e.detail) == (["m1", "m2"], [("m3", "inadmissible: x")],
+                                                    {"budget": 300})
+
+
+def test_purge_tombstones_the_audit_and_records_the_erasure(any_store):
+    from memsieve.store.base import PURGED, Exposure
+
+    any_store.add([mem(1), mem(2), mem(1, ns="u2")])
+    any_store.record_exposure(Exposure("u1", "q", "lookup", ["m1", "m2"], []))
+    any_store.record_exposure(Exposure("u2", "q", "lookup", ["m1"], []))
+    assert any_store.purge("u1", ["m1", "missing"]) == 1
+    assert any_store.exposures("u1")[0].memory_ids == [PURGED, "m2"]
+    assert any_store.exposures("u2")[0].memory_ids == ["m1"]  # another tenant's m1 stays
+    assert any_store.exposures("u1", "m1") == []
+    (erasure,) = any_store.erasures()
+    assert (erasure.namespace, erasure.count) == ("u1", 1) and erasure.time
+    assert any_store.erasures("u2") == []
