@@ -25,7 +25,8 @@ def test_split_units_merges_fragments_and_keeps_single_sentences_whole():
 
 TURNS = [
     ("s1", 0, "Hi there. How was your week at work? Tell me everything."),
-    ("s1", 1, "A busy week. I adopted a puppy named Biscuit on Saturday. He chews my shoes."),
+    ("s1", 1, "I had a busy week at work. I adopted a puppy named Biscuit on Saturday. "
+              "He chews my shoes."),
     ("s1", 2, "That sounds lovely. What breed is he? I love dogs."),
     ("s2", 0, "Biscuit is a beagle. He loves long walks in the park near my flat."),
     ("s2", 1, "My sister is visiting next month. We will go hiking together."),
