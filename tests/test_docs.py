@@ -14,9 +14,9 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 def test_public_api_is_small_and_importable():
     assert set(memsieve.__all__) == {
-        "Candidate", "ConfigError", "Intent", "Memory", "MemsieveError", "NotFound",
-        "Pipeline", "Query", "Response", "Result", "State", "StoreError", "add_memories",
-        "get_encoder", "open_store",
+        "AccessMode", "Assembler", "Candidate", "ConfigError", "Context", "Intent", "Memory",
+        "MemsieveError", "NotFound", "Pipeline", "Policy", "Query", "Response", "Result",
+        "State", "StoreError", "add_memories", "get_encoder", "open_store",
     }
     for name in memsieve.__all__:
         assert getattr(memsieve, name) is not None
@@ -34,7 +34,7 @@ def test_every_command_has_help():
     out = subprocess.run([sys.executable, "-m", "memsieve", "--help"], capture_output=True,
                          text=True, timeout=120).stdout
     commands = re.findall(r"^\s{2}(\w+)\s{2,}\S", out, re.M)
-    assert {"ingest", "search", "eval", "demo"} <= set(commands)
+    assert {"ingest", "search", "context", "audit", "forget", "eval", "demo"} <= set(commands)
     for cmd in commands:
         proc = subprocess.run([sys.executable, "-m", "memsieve", cmd, "--help"],
                               capture_output=True, text=True, timeout=120)

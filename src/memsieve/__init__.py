@@ -1,22 +1,27 @@
 """memsieve: long-term memory for conversational agents — relevant, still true, allowed here."""
 
+from memsieve.assemble import AccessMode, Assembler, Context
 from memsieve.embed import get_encoder
 from memsieve.errors import ConfigError, MemsieveError, NotFound, StoreError
 from memsieve.ingest import add_memories
 from memsieve.pipeline import Pipeline, Response
 from memsieve.store import open_store
-from memsieve.types import Candidate, Intent, Memory, Query, Result, State
+from memsieve.types import Candidate, Intent, Memory, Policy, Query, Result, State
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AccessMode",
+    "Assembler",
     "Candidate",
+    "Context",
     "ConfigError",
     "Intent",
     "Memory",
     "MemsieveError",
     "NotFound",
     "Pipeline",
+    "Policy",
     "Query",
     "Response",
     "Result",

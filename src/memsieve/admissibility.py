@@ -156,9 +156,15 @@ class AdmissibilityStage:
         if self.mode is Mode.off:
             return candidates
         out = []
+        seen: dict[tuple, Admissibility] = {}  # most candidates share one verdict: judge once
         for c in candidates:
             validity = c.annotations.get("validity") if self.use_validity else None
-            record = judge(c.memory, query, validity)
+            m = c.memory
+            key = (m.namespace, m.state, m.policy_tags, getattr(validity, "status", None),
+                   getattr(validity, "superseded_by", None))
+            record = seen.get(key)
+            if record is None:
+                record = seen[key] = judge(m, query, validity)
             if self.mode is Mode.enforce and (
                 record.status == "inadmissible"
                 or (record.status == "unresolved" and self.unresolved is Unresolved.exclude)

@@ -216,7 +216,7 @@ class Candidate:
         """Return a copy carrying annotation ``name`` (e.g. ``validity``)."""
         annotations = dict(self.annotations)
         annotations[name] = value
-        return dataclasses.replace(self, annotations=_frozen(annotations))
+        return Candidate(self.memory, self.score, self.scores, MappingProxyType(annotations))
 
 
 @dataclasses.dataclass(frozen=True)

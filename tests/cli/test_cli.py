@@ -192,6 +192,9 @@ def test_demo_runs_with_every_layer():
     assert "demo:other:0" not in proc.stdout  # another principal's memory never shows
     # the validity layer (on by default) notes that the move to York overturns the Leeds flat
     assert "may be out of date" in proc.stdout and "Later: [demo:s4:0]" in proc.stdout
+    # the context keeps the health memory out (policy) and the exposure is in the audit log
+    assert "kept out: [demo:s2:4] inadmissible: policy" in proc.stdout
+    assert "audit: exposure 1" in proc.stdout
 
 
 def test_search_annotates_validity_by_default(db: Path):

@@ -4,8 +4,8 @@ dimensions: discovery breadth and reading fidelity).
 Modes, over the pipeline's ranked candidates (after validity and admissibility):
 
 - ``lookup``: each turn's best atomic unit (local evidence, compact: more turns fit);
-- ``compose``: the best unit of the best turn of each session first, then the next of each
-  (breadth across sessions, for evidence spread over several);
+- ``compose``: units as lookup, in rank order interleaved with the best turn of each session
+  not yet in the context (breadth across sessions, for evidence spread over several);
 - ``replay``: the original turns with their neighbours in the session (fidelity);
 - ``topk``: plain top-k whole turns (the baseline the others are measured against);
 - ``auto``: one of lookup / compose / replay chosen per query by a rule over query features
@@ -127,11 +127,12 @@ class AutoRule:
         return AccessMode(entry["buckets"].get(bucket, entry["default"]))
 
     @classmethod
-    def fit(cls, rows: Sequence[tuple[str, int, dict[str, float]]], *, min_support: int = 15,
-            fitted_on: str = "") -> AutoRule:
+    def fit(cls, rows: Sequence[tuple[str, int, dict[str, float]]], *, min_support: int = 30,
+            margin: float = 0.01, fitted_on: str = "") -> AutoRule:
         """From (bucket, budget, {mode: evidence recall}) rows of train queries: per budget,
-        the mode with the best mean recall overall (default) and per bucket with at least
-        ``min_support`` queries (else the default)."""
+        the mode with the best mean recall overall (default); a bucket of at least
+        ``min_support`` queries gets its own mode only when that beats the default on it by
+        ``margin`` (small buckets and small gains are noise more often than signal)."""
         table: dict[str, dict[str, Any]] = {}
         for budget in sorted({b for _, b, _ in rows}):
             at = [(k, r) for k, b, r in rows if b == budget]
@@ -139,8 +140,12 @@ class AutoRule:
             buckets = {}
             for bucket in sorted({k for k, _ in at}):
                 these = [r for k, r in at if k == bucket]
-                if len(these) >= min_support:
-                    buckets[bucket] = _best(these)
+                if len(these) < min_support:
+                    continue
+                best = _best(these)
+                gain = sum(r[best] - r[default] for r in these) / len(these)
+                if best != default and gain >= margin:
+                    buckets[bucket] = best
             table[str(budget)] = {"default": default, "buckets": buckets}
         return cls(table, fitted_on)
 
@@ -294,7 +299,8 @@ class Assembler:
             adm = c.annotations.get("admissibility") if c is not None else None
             items.append(ContextItem(m.id, text, role, validity, adm))
             when = m.timestamp.date().isoformat() + " " if m.timestamp else ""
-            who = f"{m.speaker}: " if m.speaker else ""
+            said = m.speaker and not text.startswith(f"{m.speaker}:")
+            who = f"{m.speaker}: " if said else ""
             mark = "  ~ " if role == "neighbour" else ""
             lines.append(f"{mark}[{m.id}] {when}{who}{_one_line(text)}")
             if validity is not None and validity.status == "possibly_outdated":
@@ -305,14 +311,28 @@ class Assembler:
 
 
 def _by_session(top: list[Candidate]) -> list[Candidate]:
-    """Round-robin over sessions in the order of their best candidate."""
-    groups: dict[str, list[Candidate]] = {}
-    for c in top:
-        groups.setdefault(c.memory.session_id or c.memory.id, []).append(c)
-    out, depth = [], 0
+    """Rank order interleaved with breadth: after each next-best candidate, the best one from a
+    session not yet in the context (so evidence spread over sessions gets in early, without
+    pushing the strongest hits out)."""
+    def session(i: int) -> str:
+        return top[i].memory.session_id or top[i].memory.id
+
+    out: list[Candidate] = []
+    taken: set[int] = set()
+    sessions: set[str] = set()
+    rank = 0
     while len(out) < len(top):
-        out += [g[depth] for g in groups.values() if depth < len(g)]
-        depth += 1
+        while rank in taken:
+            rank += 1
+        taken.add(rank)
+        sessions.add(session(rank))
+        out.append(top[rank])
+        novel = next((j for j in range(len(top))
+                      if j not in taken and session(j) not in sessions), None)
+        if novel is not None:
+            taken.add(novel)
+            sessions.add(session(novel))
+            out.append(top[novel])
     return out
 
 

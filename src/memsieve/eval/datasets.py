@@ -28,6 +28,7 @@ class EvalQuery:
     gold: frozenset[str]
     gold_sessions: frozenset[str]
     category: str
+    date: str | None = None  # when the question is asked (YYYY-MM-DD), where the data says
 
 
 @dataclasses.dataclass
@@ -198,6 +199,7 @@ def load_rhelm(path: str | Path) -> EvalTask:
                     frozenset(gold),
                     frozenset(session[g] for g in gold),
                     qa["question_type"],
+                    qa.get("question_date"),
                 )
             )
     return EvalTask("rhelm", memories, queries, dict(dropped))

@@ -78,7 +78,9 @@ def test_compose_reaches_more_sessions_than_lookup_in_a_small_budget(assembler):
         sessions[mode] = {m.split(":")[0] for m in ctx.memory_ids}
     assert len(sessions["compose"]) >= len(sessions["lookup"])
     ctx = assembler(Q, mode="compose", budget=400, record=False)
-    assert len({m.split(":")[0] for m in ctx.memory_ids[:3]}) == 3  # one per session first
+    first = [m.split(":")[0] for m in ctx.memory_ids]
+    assert first[0] != first[1]  # the best hit, then the best of another session
+    assert len(set(first[:5])) == 3
 
 
 def test_auto_follows_its_rule(assembler):
@@ -96,7 +98,8 @@ def test_auto_rule_fit_picks_the_best_mode_per_budget_and_bucket():
            [("c", 300, {"lookup": 0.0, "compose": 1.0, "replay": 0.0})] * 3
     rule = AutoRule.fit(rows, min_support=15)
     assert rule.table["300"]["default"] == "replay"
-    assert rule.table["300"]["buckets"] == {"a": "lookup", "b": "replay"}  # c: too few
+    # only buckets that beat the default get their own mode; c has too few queries
+    assert rule.table["300"]["buckets"] == {"a": "lookup"}
     assert AutoRule.load(rule.to_json()).choose("c", 300) is AccessMode.replay
 
 

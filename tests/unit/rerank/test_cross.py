@@ -99,7 +99,8 @@ def test_default_pipeline_runs_v1_then_v2(minilm, fresh_store):
             for i, t in enumerate(TEXTS)]
     add_memories(fresh_store, mems, minilm)
     auto = Pipeline.default(fresh_store, encoder=minilm)
-    assert [s.name for s in auto.stages] == ["retrieve", "rerank_v1", "rerank_v2", "validity"]
+    assert [s.name for s in auto.stages] == ["retrieve", "rerank_v1", "rerank_v2", "validity",
+                                             "admissibility"]
     v1 = Pipeline.default(fresh_store, encoder=minilm, rerank="v1")
     q = Query(text="What is Ann's cat called?", namespace="ns")
     top_v1 = [r.memory_id for r in v1.run(q).results]

@@ -153,8 +153,9 @@ def test_stage_refuses_another_encoders_checkpoint(retriever, hash_encoder):
 
 def test_pipeline_default_rerank_modes(store, hash_encoder):
     names = [s.name for s in Pipeline.default(store, encoder=hash_encoder).stages]
-    assert names == ["retrieve", "validity"]  # auto: v1 does not fit hash vectors
-    off = Pipeline.default(store, encoder=hash_encoder, rerank="off", validity="off")
+    assert names == ["retrieve", "validity", "admissibility"]  # auto: v1 does not fit hash
+    off = Pipeline.default(store, encoder=hash_encoder, rerank="off", validity="off",
+                           admissibility="off")
     assert [s.name for s in off.stages] == ["retrieve"]
     with pytest.raises(ConfigError, match="unknown rerank mode"):
         Pipeline.default(store, encoder=hash_encoder, rerank="v9")
