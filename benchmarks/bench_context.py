@@ -87,6 +87,44 @@ def score_all(budgets: list[int]) -> tuple[list, dict]:
     return rows, check | {"groups": task.groups}
 
 
+def latency(n: int = 100) -> dict:
+    """p50 ms over ``n`` LoCoMo questions of one conversation: the first stage alone, with the
+    admissibility stage (annotate) on its 500-pool, each mode's assembly of the top 50 at a
+    600-token budget, and recording one exposure."""
+    task = load_task("locomo")
+    conv = task.groups[0]
+    encoder = get_encoder("minilm")
+    memo = MemoEncoder(encoder, capacity=4096)
+    queries = [q for q in task.queries if q.namespace == conv][:n]
+    texts = [q.text for q in queries]
+    memo.remember(texts, encoder.encode(texts))
+    mems = [m for m in task.memories if m.namespace == conv]
+    times: dict[str, list[float]] = {}
+
+    def timed(name, fn, *args, **kwargs):
+        t0 = time.perf_counter()
+        out = fn(*args, **kwargs)
+        times.setdefault(name, []).append((time.perf_counter() - t0) * 1000)
+        return out
+
+    with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "l.db") as store:
+        store.add(mems, vectors=encoder.encode([m.text for m in mems]), model=encoder.name)
+        retriever = Retriever(store, memo, method="fusion")
+        plain = Pipeline([retriever], store=store)
+        gated = Pipeline([retriever, AdmissibilityStage("annotate")], store=store)
+        assembler = Assembler(gated)
+        for q in queries * 2:  # the first pass warms caches; both are timed, medians reported
+            query = Query(text=q.text, namespace=q.namespace)
+            timed("first stage (pool 500)", plain.candidates, query)
+            cands = timed("first stage + admissibility", gated.candidates, query)
+            with store.snapshot():
+                for mode in MODES + ["auto"]:
+                    ctx = timed(f"assemble {mode}", assembler.assemble, query, cands,
+                                mode=mode, budget=600)
+            timed("record exposure", assembler.record, query, ctx)
+    return {name: float(np.median(v)) for name, v in times.items()} | {"queries": n}
+
+
 def fit_rule(rows: list[dict], budgets: list[int], tag: str) -> AutoRule:
     data = [(r["bucket"], b, {m.value: r["recall"][f"{b}/{m.value}"] for m in SINGLE_MODES})
             for r in rows for b in budgets]
@@ -165,6 +203,7 @@ def plot(result: dict, path: Path) -> None:
         ys = [result["recall"][str(b)]["all"][mode]["mean"] for b in budgets]
         ax.plot(budgets, ys, marker="o", label=mode)
     ax.set_xscale("log")
+    ax.minorticks_off()
     ax.set_xticks(budgets, [str(b) for b in budgets])
     ax.set_xlabel("token budget")
     ax.set_ylabel("evidence recall (LoCoMo, test halves)")
@@ -183,7 +222,11 @@ def main() -> None:
     ap.add_argument("--write-rule", action="store_true")
     ap.add_argument("--rows", type=Path, help="save the per-query recalls here")
     ap.add_argument("--from-rows", type=Path, help="refit and report from saved recalls")
+    ap.add_argument("--latency-only", action="store_true", help="only the timing part")
     args = ap.parse_args()
+    if args.latency_only:
+        print(json.dumps(latency() | {"machine": machine()}, indent=1))
+        return
     budgets = [int(b) for b in args.budgets.split(",")]
     seeds = [int(s) for s in args.seeds.split(",")]
     if args.from_rows:

@@ -286,6 +286,7 @@ MISTAKES = {
     "context on a missing db": lambda t, db: ("context", "x", "--db", str(t / "n.db"),
                                               "--namespace", "sam"),
     "audit on a missing db": lambda t, db: ("audit", "--db", str(t / "n.db")),
+    "route study on locomo": lambda t, db: ("eval", "locomo", "--routes", "global,namespace"),
 }
 
 
