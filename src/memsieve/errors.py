@@ -24,3 +24,11 @@ class StoreError(MemsieveError):
 
 class MissingDependency(MemsieveError, ImportError):
     """An optional dependency is not installed; the message names the install command."""
+
+
+class AccessDenied(MemsieveError):
+    """The caller may not do this: its API key does not grant the namespace (HTTP 403)."""
+
+
+class Unauthorized(AccessDenied):
+    """No API key, or one the service does not know (HTTP 401)."""

@@ -142,6 +142,46 @@ class Pipeline:
         return cls(stages, k=k, store=store)
 
 
+def variant(pipeline: Pipeline, *, validity: str | None = None,
+            admissibility: str | None = None, unresolved: str | None = None) -> Pipeline:
+    """The same stages (models shared, nothing reloaded) with other validity / admissibility
+    modes; None keeps a stage as it is. A validity mode other than off needs the pipeline to
+    have a validity stage (its verifier is what is shared)."""
+    import copy
+
+    from memsieve.admissibility import AdmissibilityStage, Mode, Unresolved
+
+    stages: list[Stage] = []
+    has_validity = any(s.name == "validity" for s in pipeline.stages)
+    if validity not in (None, "off") and not has_validity:
+        raise ConfigError("validity is off in this pipeline; it cannot be turned on per query")
+    gate: AdmissibilityStage | None = None
+    for stage in pipeline.stages:
+        if stage.name == "validity" and validity is not None:
+            if validity == "off":
+                continue
+            from memsieve.validity.stage import ValidityMode
+
+            try:
+                mode = ValidityMode(validity)
+            except ValueError:
+                raise ConfigError(
+                    f"validity must be off, context or demote, got {validity!r}") from None
+            stage = copy.copy(stage)
+            stage.mode = mode  # type: ignore[attr-defined]
+        if isinstance(stage, AdmissibilityStage):
+            gate = stage
+            continue
+        stages.append(stage)
+    base_mode = gate.mode if gate is not None else Mode.off
+    base_unresolved = gate.unresolved if gate is not None else Unresolved.surface
+    gate = AdmissibilityStage(admissibility if admissibility is not None else base_mode,
+                              unresolved if unresolved is not None else base_unresolved)
+    if gate.mode is not Mode.off:
+        stages.append(gate)
+    return Pipeline(stages, k=pipeline.k, store=pipeline.store)
+
+
 def _check_k(k: object) -> int:
     """``k`` must be a positive integer (0 is not "the default", -1 not "all but one")."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:

@@ -287,6 +287,12 @@ MISTAKES = {
                                               "--namespace", "sam"),
     "audit on a missing db": lambda t, db: ("audit", "--db", str(t / "n.db")),
     "route study on locomo": lambda t, db: ("eval", "locomo", "--routes", "global,namespace"),
+    "serve without a keys file": lambda t, db: ("serve", "--db", str(db), "--keys",
+                                                str(t / "keys.json")),
+    "serve with a bad keys file": lambda t, db: ("serve", "--db", str(db), "--keys",
+                                                 _jsonl(t, "keys.json", '{"short": ["a"]}')),
+    "mcp with an unknown transport": lambda t, db: ("mcp", "--db", str(db), "--namespace", "sam",
+                                                    "--transport", "tcp"),
 }
 
 

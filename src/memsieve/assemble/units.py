@@ -13,6 +13,8 @@ import re
 _SPLIT = re.compile(r"(?<=[.!?…])\s+|\s*\n+\s*")
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 MIN_WORDS = 4  # a shorter fragment joins its neighbour
+_ABBREVIATION = re.compile(
+    r"\b(st|mr|mrs|ms|dr|prof|sr|jr|vs|etc|mt|no|approx|e\.g|i\.e|a\.m|p\.m)\.$", re.I)
 
 
 def count_tokens(text: str) -> int:
@@ -24,7 +26,12 @@ def count_tokens(text: str) -> int:
 def split_units(text: str) -> list[str]:
     """The turn's sentences, short fragments merged into the next one (the last into the
     previous); a turn of one sentence is one unit, its own text."""
-    parts = [p.strip() for p in _SPLIT.split(text) if p and p.strip()]
+    parts: list[str] = []
+    for piece in (p.strip() for p in _SPLIT.split(text) if p and p.strip()):
+        if parts and _ABBREVIATION.search(parts[-1]):  # "St. Mary's" is one sentence
+            parts[-1] = f"{parts[-1]} {piece}"
+        else:
+            parts.append(piece)
     units: list[str] = []
     pending = ""
     for part in parts:

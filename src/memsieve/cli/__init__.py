@@ -29,6 +29,7 @@ from memsieve.cli import (  # noqa: E402,F401
     ingest,
     migrate,
     search,
+    serve,
     train,
     train_validity,
 )

@@ -356,6 +356,16 @@ class SQLStore:
         )
         return [_memory(r) for r in rows]
 
+    def page(self, namespace: str, *, after: int = 0,
+             limit: int = 100) -> tuple[list[Memory], int | None]:
+        """Up to ``limit`` memories of a namespace in store order after cursor ``after``
+        (forgotten ones included), and the cursor of the next page (None at the end)."""
+        rows = self._rows(f"SELECT seq, {COLUMNS} FROM memories WHERE namespace=? AND seq>? "
+                          "ORDER BY seq LIMIT ?", (namespace, int(after), int(limit) + 1))
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return [_memory(r[1:]) for r in rows], (rows[-1][0] if more else None)
+
     def vectors(self, namespace: str) -> tuple[list[str], np.ndarray]:
         """Ids and the (n, d) float32 matrix of a namespace's vectors, in store order."""
         rows = self._rows(

@@ -21,6 +21,9 @@ def test_split_units_merges_fragments_and_keeps_single_sentences_whole():
     assert split_units("line one is long enough\nline two is long enough") == [
         "line one is long enough", "line two is long enough"]
     assert count_tokens("I'm fine, thanks!") == 7
+    assert split_units("I started as a nurse at St. Mary's Hospital in Leeds. Dr. Lee hired me "
+                       "on the spot.") == ["I started as a nurse at St. Mary's Hospital in Leeds.",
+                                           "Dr. Lee hired me on the spot."]
 
 
 TURNS = [
