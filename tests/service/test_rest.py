@@ -107,6 +107,16 @@ def test_a_batch_is_atomic_and_names_the_bad_field(http):
     assert after == before
 
 
+def test_a_chunked_body_is_411_and_a_bodyless_post_is_fine(http):
+    def chunks():
+        yield b'{"query": "tea", "namespace": "alice"}'
+
+    r = http.post("/v1/search", content=chunks(), headers=auth(ALICE))
+    assert r.status_code == 411
+    r = http.post("/v1/namespaces/alice/memories/nope/forget", headers=auth(ALICE))
+    assert r.status_code == 404  # reached the handler: no body needs no length
+
+
 def test_oversize_is_413(http):
     big = {"memories": [{"namespace": "alice", "text": "x" * 70_000}]}
     assert http.post("/v1/memories", json=big, headers=auth(ALICE)).status_code == 413

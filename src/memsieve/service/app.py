@@ -168,16 +168,19 @@ def create_app(service: MemoryService, keys: Keys, *, max_body: int = MAX_BODY) 
 
 class BodyLimit:
     """Refuse a body over ``max_body`` bytes (413) before reading it: the declared length is
-    checked, and a body without one (chunked) is refused with 411, so no request can make the
-    server buffer more than the limit."""
+    checked, and a chunked body (no declared length) is refused with 411, so no request can
+    make the server buffer more than the limit."""
 
     def __init__(self, app: Any, *, max_body: int) -> None:
         self.app, self.max_body = app, max_body
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["method"] in ("POST", "PUT", "PATCH"):
-            size = dict(scope["headers"]).get(b"content-length")
+            headers = dict(scope["headers"])
+            size = headers.get(b"content-length")
             if size is None:
+                if b"transfer-encoding" not in headers:  # no body at all
+                    return await self.app(scope, receive, send)
                 return await _error(411, "a Content-Length header is required")(scope, receive,
                                                                                 send)
             if not size.isdigit() or int(size) > self.max_body:
