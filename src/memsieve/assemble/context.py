@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
+from memsieve.admissibility import AdmissibilityStage
 from memsieve.assemble.units import count_tokens
 from memsieve.errors import ConfigError
 from memsieve.pipeline import Pipeline
@@ -186,6 +187,8 @@ class Assembler:
             raise ConfigError("context assembly needs a pipeline over a store")
         self.pipeline, self.store = pipeline, pipeline.store
         self.depth, self.window = depth, window
+        self.gate = next((s for s in pipeline.stages if isinstance(s, AdmissibilityStage)),
+                         None)
         self.rule = rule if rule is not None else AutoRule.load()
         from memsieve.retrieve.bm25 import Analyzer
 
@@ -227,7 +230,8 @@ class Assembler:
         chosen = mode
         if mode is AccessMode.auto:
             chosen = self.rule.choose(query_features(query.text, top), budget)
-        blocks = self._blocks(query, top, chosen)
+        kept_out = dict(excluded)
+        blocks = self._blocks(query, top, chosen, kept_out)
         header = "Memories (most relevant first):"
         used, lines, items = count_tokens(header), [header], []
         for block_items, block_lines in blocks:
@@ -240,14 +244,14 @@ class Assembler:
         label = chosen.value if mode is not AccessMode.auto else f"auto:{chosen.value}"
         text = "\n".join(lines) if items else ""
         return Context(query.text, label, budget, used if items else 0, items,
-                       list(excluded), text)
+                       list(kept_out.items()), text)
 
     # -- the modes ------------------------------------------------------------------------
 
-    def _blocks(self, query: Query, top: list[Candidate],
-                mode: AccessMode) -> list[tuple[list[ContextItem], list[str]]]:
+    def _blocks(self, query: Query, top: list[Candidate], mode: AccessMode,
+                kept_out: dict[str, str]) -> list[tuple[list[ContextItem], list[str]]]:
         if mode is AccessMode.replay:
-            return self._replay(query, top)
+            return self._replay(query, top, kept_out)
         if mode is AccessMode.topk:
             return [self._block([(c, c.memory, c.memory.text, "turn")]) for c in top]
         order = top if mode is AccessMode.lookup else _by_session(top)
@@ -255,19 +259,41 @@ class Assembler:
         return [self._block([(c, c.memory, units[c.memory.id][0], units[c.memory.id][1])])
                 for c in order]
 
-    def _replay(self, query: Query, top: list[Candidate]):
+    def _replay(self, query: Query, top: list[Candidate], kept_out: dict[str, str]):
+        """Each hit with its session neighbours. A neighbour is no ranked result, so it passes
+        the pipeline's admissibility stage here: under enforce an inadmissible one stays out
+        (and is listed as excluded), as any result would."""
         around = self.store.neighbours(query.namespace, [c.memory.id for c in top], self.window)
-        seen: set[str] = set()
+        seen: set[str] = set(kept_out)
         blocks = []
         for c in top:
             if c.memory.id in seen:
                 continue
-            turns = [m for m in around.get(c.memory.id, [c.memory]) if m.id not in seen]
-            seen.update(m.id for m in turns)
-            blocks.append(self._block([
-                (c if m.id == c.memory.id else None, m, m.text,
-                 "turn" if m.id == c.memory.id else "neighbour") for m in turns]))
+            parts = []
+            for m in around.get(c.memory.id, [c.memory]):
+                if m.id in seen:
+                    continue
+                seen.add(m.id)
+                if m.id == c.memory.id:
+                    parts.append((c, m, m.text, "turn"))
+                    continue
+                judged = self._judge(query, m, kept_out)
+                if judged is not None:
+                    parts.append((judged, m, m.text, "neighbour"))
+            blocks.append(self._block(parts))
         return blocks
+
+    def _judge(self, query: Query, memory: Memory,
+               kept_out: dict[str, str]) -> Candidate | None:
+        """A memory outside the ranking through the pipeline's admissibility stage (None: kept
+        out, with its reason added to ``kept_out``)."""
+        candidate = Candidate(memory, 0.0)
+        if self.gate is None:
+            return candidate
+        trace = Trace()
+        judged = self.gate(query, [candidate], trace=trace)
+        kept_out.update(trace.excluded)
+        return judged[0] if judged else None
 
     def _best_units(self, query: Query, order: list[Candidate]) -> dict[str, tuple[str, str]]:
         """Each memory's most query-like unit (IDF-weighted term overlap) and its role; the

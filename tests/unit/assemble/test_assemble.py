@@ -131,6 +131,35 @@ def test_enforced_exclusions_reach_the_context_and_the_audit(fresh_store, hash_e
     assert fresh_store.exposures("u")[0].excluded == ctx.excluded
 
 
+def test_replay_never_brings_in_an_inadmissible_neighbour(fresh_store, hash_encoder):
+    add_memories(fresh_store, [
+        Memory(id="a", namespace="u", session_id="s", turn_index=0,
+               text="My doctor changed my asthma medication.", policy_tags=["health"]),
+        Memory(id="b", namespace="u", session_id="s", turn_index=1,
+               text="I take the bus to the office in Leeds."),
+        Memory(id="c", namespace="u", session_id="s", turn_index=2,
+               text="I used to live on Baker Street.", state="stale"),
+    ], hash_encoder)
+    q = Query(text="how do I get to the office", namespace="u", intent="current",
+              policy={"deny": ["health"]})
+    for mode, want_in in (("enforce", ["b"]), ("annotate", ["a", "b", "c"])):
+        pipeline = Pipeline.default(fresh_store, encoder=hash_encoder, rerank="off",
+                                    validity="off", admissibility=mode, k=1)
+        assembler = Assembler(pipeline, depth=1, rule=AutoRule({}))
+        ctx = assembler(q, mode="replay", budget=400)
+        assert ctx.memory_ids == want_in, mode
+        if mode == "enforce":
+            assert {m for m, _ in ctx.excluded} >= {"a", "c"}
+            assert fresh_store.exposures("u")[0].excluded == ctx.excluded
+            # neighbours that were never ranked candidates are judged on their own
+            only_b = [c for c in pipeline.candidates(q) if c.memory.id == "b"]
+            alone = assembler.assemble(q, only_b, mode="replay", budget=400)
+            assert alone.memory_ids == ["b"] and {m for m, _ in alone.excluded} == {"a", "c"}
+        else:
+            roles = {i.memory_id: i.admissibility.status for i in ctx.memories}
+            assert roles == {"a": "inadmissible", "b": "admissible", "c": "inadmissible"}
+
+
 @pytest.mark.parametrize("kw, match", [({"mode": "deep"}, "mode must be"),
                                        ({"budget": 0}, "budget must be")])
 def test_bad_mode_or_budget_is_a_config_error(assembler, kw, match):
