@@ -333,6 +333,8 @@ class Assembler:
                 lines.append(f"    note: {validity.context_note} (see [{validity.superseded_by}])")
             if adm is not None and adm.status == "unresolved":
                 lines.append(f"    note: use with care, admissibility unresolved ({adm.reason})")
+            elif adm is not None and adm.status == "inadmissible":  # annotate mode only
+                lines.append(f"    note: not admissible here ({adm.reason})")
         return items, lines
 
 
