@@ -1,0 +1,142 @@
+"""The validity layer on natural, hand-written updates (``benchmarks/data/natural_updates.jsonl``).
+
+    .venv/bin/python benchmarks/bench_natural.py [--split dev|test|both] [--json OUT]
+
+63 short histories written for this project (not generated): 30 attribute kinds (job, home,
+phone, meeting time, a new baby, a switched major, a car replaced, a dose changed, ...), 36 with
+a plain update of the target memory (some without cue words, some chains of two updates) and
+27 look-alikes that do not overturn it (another person's change, a plan not carried out, a
+confirmation, a temporary exception, another attribute of the same object, a reply about the
+same event). Each history is split dev / test (stratified by label, in sha256 order of the id)
+once, before any result was looked at; thresholds are never set on the test half.
+
+Per history: its turns become one namespace's memories (dated), the question (intent
+``current``) runs through the product pipeline (fusion, MiniLM) and the validity stage with the
+packaged verifier and thresholds, for the ``top1`` and ``nearest`` source policies. Reported:
+flag recall on updated targets (flagged ``possibly_outdated``, and naming the right later
+memory), the false-flag rate on look-alike targets, demote's current-first rate on updated
+histories (the later memory ranks above the target), and the validity stage's share of time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+
+from memsieve.embed import MemoEncoder, MiniLMEncoder
+from memsieve.eval.harness import machine
+from memsieve.eval.stats import bootstrap_ci
+from memsieve.pipeline import Pipeline
+from memsieve.retrieve import Retriever
+from memsieve.store import open_store
+from memsieve.trace import Trace
+from memsieve.types import Memory, Query
+from memsieve.validity.stage import ValidityStage
+from memsieve.validity.verifier import Verifier
+
+DATA = Path(__file__).resolve().parent / "data" / "natural_updates.jsonl"
+
+
+def load(split: str) -> list[dict]:
+    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()]
+    return [r for r in rows if split == "both" or r["split"] == split]
+
+
+def memories(h: dict) -> list[Memory]:
+    return [Memory(id=t["id"], namespace=h["id"], text=t["text"], speaker=t["speaker"],
+                   session_id=f"{h['id']}:{t['date']}", turn_index=i,
+                   timestamp=datetime.fromisoformat(t["date"]))
+            for i, t in enumerate(h["turns"])]
+
+
+def run(histories: list[dict], policy: str, verifier: Verifier, encoder: MemoEncoder) -> dict:
+    out: dict[str, list[float]] = {"flag_recall": [], "flag_names_source": [],
+                                   "false_flag": [], "demote_current_first": []}
+    with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "n.db") as store:
+        for h in histories:
+            mems = memories(h)
+            store.add(mems, vectors=encoder.encode([m.text for m in mems]), model=encoder.name)
+        retriever = Retriever(store, encoder, method="fusion")
+        th = verifier.stage_thresholds(encoder.name)
+        stages = {mode: ValidityStage([verifier], mode=mode, store=store, top_k=10,
+                                      cache=retriever.cache, source_policy=policy, **th)
+                  for mode in ("context", "demote")}
+        for h in histories:
+            query = Query(text=h["query"], namespace=h["id"], intent=h["intent"])
+            base = Pipeline([retriever], store=store).candidates(query)
+            with store.snapshot():
+                flagged = stages["context"](query, base, trace=Trace())
+                demoted = stages["demote"](query, base, trace=Trace())
+            v = {c.memory.id: c.annotations.get("validity") for c in flagged}
+            target = v.get(h["target"])
+            is_flagged = target is not None and target.status == "possibly_outdated"
+            if h["label"] == "superseded":
+                out["flag_recall"].append(float(is_flagged))
+                out["flag_names_source"].append(
+                    float(is_flagged and target.superseded_by == h["superseded_by"]))
+                order = [c.memory.id for c in demoted]
+                out["demote_current_first"].append(
+                    float(order.index(h["superseded_by"]) < order.index(h["target"])))
+            else:
+                out["false_flag"].append(float(is_flagged))
+    return {k: {"mean": float(np.mean(v)), "ci95": list(bootstrap_ci(np.array(v))), "n": len(v)}
+            for k, v in out.items() if v}
+
+
+def timing(histories: list[dict], verifier: Verifier, encoder: MemoEncoder) -> dict:
+    """p50 ms of the query without the validity stage (query encoding included) and of the
+    stage (context, top1)."""
+    rest, stage_ms = [], []
+    with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "t.db") as store:
+        for h in histories:
+            mems = memories(h)
+            store.add(mems, vectors=encoder.encode([m.text for m in mems]), model=encoder.name)
+        retriever = Retriever(store, encoder.inner, method="fusion")  # encodes every query
+        stage = ValidityStage([verifier], mode="context", store=store, top_k=10,
+                              cache=retriever.cache, **verifier.stage_thresholds(encoder.name))
+        for h in histories * 2:
+            query = Query(text=h["query"], namespace=h["id"], intent="current")
+            t0 = time.perf_counter()
+            base = Pipeline([retriever], store=store).candidates(query)
+            t1 = time.perf_counter()
+            with store.snapshot():
+                stage(query, base, trace=Trace())
+            t2 = time.perf_counter()
+            rest.append((t1 - t0) * 1000)
+            stage_ms.append((t2 - t1) * 1000)
+    return {"rest_p50_ms": float(np.median(rest)), "validity_p50_ms": float(np.median(stage_ms)),
+            "ratio": float(np.median(stage_ms) / np.median(rest))}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--split", choices=["dev", "test", "both"], default="dev")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    verifier = Verifier.load()
+    encoder = MemoEncoder(MiniLMEncoder())
+    splits = ["dev", "test"] if args.split == "both" else [args.split]
+    result: dict = {"data": str(DATA.name), "machine": machine(), "splits": {}}
+    for split in splits:
+        histories = load(split)
+        result["splits"][split] = {p: run(histories, p, verifier, encoder)
+                                   for p in ("top1", "nearest")}
+        for policy, s in result["splits"][split].items():
+            print(f"{split} {policy}: " + "  ".join(
+                f"{k} {v['mean']:.2f} [{v['ci95'][0]:.2f}, {v['ci95'][1]:.2f}] (n={v['n']})"
+                for k, v in s.items()))
+    result["timing"] = timing(load("dev"), verifier, encoder)
+    print(f"timing (dev): {result['timing']}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
