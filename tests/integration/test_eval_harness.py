@@ -112,3 +112,17 @@ def test_cli_eval_writes_json_report_plot(locomo_file: Path, tmp_path: Path):
     assert "| fusion |" in (tmp_path / "r.md").read_text()
     assert (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
     assert "locomo turn fusion" in proc.stdout
+
+
+def test_memora_retrieval_task_uses_current_evidence_as_gold(data_dir):
+    from collections import Counter
+
+    from memsieve.eval.datasets import load_task
+
+    task = load_task("memora", data_dir / "memora" / "weekly")
+    ids = {m.id for m in task.memories}
+    assert len(task.groups) == 10 and len(task.queries) > 100
+    assert all(q.gold <= ids and q.namespace in q.qid for q in task.queries)
+    assert set(Counter(q.category for q in task.queries)) == {"remembering", "reasoning",
+                                                               "recommending"}
+    assert task.dropped.get("no current-evidence turn (query)", 0) > 0  # counted, not hidden

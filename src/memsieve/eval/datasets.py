@@ -205,17 +205,58 @@ def load_rhelm(path: str | Path) -> EvalTask:
     return EvalTask("rhelm", memories, queries, dict(dropped))
 
 
-LOADERS = {"locomo": load_locomo, "longmemeval": load_longmemeval, "rhelm": load_rhelm}
+def load_memora(path: str | Path) -> EvalTask:
+    """Memora (one period folder, e.g. ``memora/weekly``) as a retrieval task: memories are the
+    turns (one namespace per persona); a question's gold is the turns Memora marks
+    ``share_memory`` in the sessions of its ``memory_evidence`` (the current evidence), its
+    category the question's task (remembering / reasoning / recommending). Forgetting evidence
+    is not gold: it is what the validity layer is for (PROTOCOL.md)."""
+    from memsieve.eval.memora import _evidence, _shared_turns
+
+    root = _check(Path(path))
+    memories = list(read_memories("memora", root))
+    session = {m.id: m.session_id for m in memories}
+    queries, dropped = [], collections.Counter()
+    for persona in sorted(p for p in root.iterdir() if (p / "sessions.jsonl").is_file()):
+        namespace = f"{root.name}/{persona.name}"
+        files = sorted(persona.glob("evaluation_questions_*.json"))
+        if not files:
+            dropped["persona without questions"] += 1
+            continue
+        sessions = {}
+        with (persona / "sessions.jsonl").open(encoding="utf-8") as fh:
+            for line in fh:
+                row = json.loads(line)
+                sessions[row["session_id"]] = row
+        data = json.loads(files[0].read_text(encoding="utf-8"))
+        for task, items in data["questions"].items():
+            for q in items:
+                sids = {e["session_id"] for e in _evidence(q.get("memory_evidence"))}
+                gold = {t for sid in sorted(sids) if sid in sessions
+                        for t in _shared_turns(namespace, sessions[sid]) if t in session}
+                if not gold:
+                    dropped["no current-evidence turn (query)"] += 1
+                    continue
+                queries.append(EvalQuery(
+                    f"{namespace}:{q['question_id']}", q["question"], namespace,
+                    frozenset(gold), frozenset(session[g] for g in gold), task,
+                    q.get("question_date")))
+    return EvalTask("memora", memories, queries, dict(dropped))
+
+
+LOADERS = {"locomo": load_locomo, "longmemeval": load_longmemeval, "rhelm": load_rhelm,
+           "memora": load_memora}
 
 DEFAULT_PATHS = {
     "locomo": "../shared/data/locomo/locomo10.json",
     "longmemeval": "../shared/data/longmemeval/longmemeval_oracle_sample_seed42_97.json",
     "rhelm": "../shared/data/rhelm",
+    "memora": "../shared/data/memora/weekly",
 }
 
 
 def load_task(name: str, path: str | Path | None = None) -> EvalTask:
-    """Load evaluation task ``name`` (locomo, longmemeval, rhelm) from ``path``."""
+    """Load evaluation task ``name`` (locomo, longmemeval, rhelm, memora) from ``path``."""
     if name not in LOADERS:
         raise ConfigError(f"unknown dataset {name!r}; choose one of {sorted(LOADERS)}")
     return LOADERS[name](path or DEFAULT_PATHS[name])
