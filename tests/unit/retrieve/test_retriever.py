@@ -102,3 +102,26 @@ def test_pipeline_trace_records_exposure_and_timings(store, hash_encoder):
     assert [r.rank for r in resp.results] == [1, 2]
     assert resp.trace.exposed == [r.memory_id for r in resp.results]
     assert {"retrieve", "encode_query", "bm25", "dense", "total"} <= set(resp.trace.timings_ms)
+
+
+def test_pipeline_variant_shares_stages_and_changes_only_the_modes(fresh_store, hash_encoder):
+    from memsieve.errors import ConfigError
+    from memsieve.ingest import add_memories
+    from memsieve.pipeline import Pipeline, variant
+    from memsieve.types import Memory
+
+    add_memories(fresh_store, [Memory(id="a", namespace="u", text="tea in the garden")],
+                 hash_encoder)
+    base = Pipeline.default(fresh_store, encoder=hash_encoder, rerank="off")
+    assert [s.name for s in base.stages] == ["retrieve", "validity", "admissibility"]
+    off = variant(base, validity="off", admissibility="off")
+    assert [s.name for s in off.stages] == ["retrieve"] and off.stages[0] is base.stages[0]
+    demote = variant(base, validity="demote", admissibility="enforce", unresolved="exclude")
+    assert demote.stages[1].mode.value == "demote" and base.stages[1].mode.value == "context"
+    assert demote.stages[1].heads is base.stages[1].heads  # the verifier is shared
+    assert (demote.stages[2].mode.value, demote.stages[2].unresolved.value) == (
+        "enforce", "exclude")
+    with pytest.raises(ConfigError, match="cannot be turned on"):
+        variant(off, validity="context")
+    with pytest.raises(ConfigError, match="validity must be"):
+        variant(base, validity="loud")
