@@ -14,7 +14,8 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 def test_public_api_is_small_and_importable():
     assert set(memsieve.__all__) == {
-        "AccessMode", "Assembler", "Candidate", "ConfigError", "Context", "Intent", "Memory",
+        "AccessMode", "Assembler", "Candidate", "Client", "ConfigError", "Context", "Intent",
+        "Memory",
         "MemsieveError", "NotFound", "Pipeline", "Policy", "Query", "Response", "Result",
         "State", "StoreError", "add_memories", "get_encoder", "open_store",
     }

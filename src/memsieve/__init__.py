@@ -10,10 +10,21 @@ from memsieve.types import Candidate, Intent, Memory, Policy, Query, Result, Sta
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str) -> object:
+    """``memsieve.Client`` is imported on first use: the HTTP client is an optional extra."""
+    if name == "Client":
+        from memsieve.client import Client
+
+        return Client
+    raise AttributeError(f"module 'memsieve' has no attribute {name!r}")
+
+
 __all__ = [
     "AccessMode",
     "Assembler",
     "Candidate",
+    "Client",
     "Context",
     "ConfigError",
     "Intent",

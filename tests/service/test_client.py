@@ -25,7 +25,7 @@ def server(tmp_path, serve):
 
 
 def test_the_client_speaks_the_library_types(server):
-    from memsieve.client import Client
+    from memsieve import Client
 
     with Client(server.url, KEY) as client:
         ids = client.add([Memory(id="m1", namespace="sam", text="I work as a nurse in Leeds."),
