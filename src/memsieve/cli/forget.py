@@ -28,8 +28,5 @@ def forget(
             note = f" ({missing} not found)" if missing else ""
             typer.echo(f"purged {n} memories from {printable(namespace)!r}{note}", err=True)
             return
-        for memory_id in ids:  # every id must exist before anything changes
-            store.get(namespace, memory_id)
-        for memory_id in ids:
-            store.forget(namespace, memory_id)
+        store.set_states(namespace, ids, "forgotten")  # all of them or, if one is missing, none
         typer.echo(f"forgot {len(set(ids))} memories in {printable(namespace)!r}", err=True)

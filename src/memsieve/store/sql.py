@@ -272,33 +272,43 @@ class SQLStore:
 
     def set_state(self, namespace: str, memory_id: str, state: State | str) -> None:
         """Set a memory's lifecycle state; ``forgotten`` takes it out of search at once."""
+        self.set_states(namespace, [memory_id], state)
+
+    def set_states(self, namespace: str, memory_ids: Iterable[str], state: State | str) -> None:
+        """Set the state of several memories in one transaction: all of them or, if one is
+        missing (NotFound), none."""
         try:
             state = State(state)
         except ValueError:
             raise ConfigError(
                 f"unknown state {state!r}; expected one of {[s.value for s in State]}"
             ) from None
+        ids = id_list(memory_ids)
         with self._write():
             rev = self._bump(namespace)  # lock first, then read what to change
-            prev = self._existing(namespace, [memory_id]).get(memory_id)
-            if prev is None:
-                raise NotFound(f"no memory {memory_id!r} in namespace {namespace!r}")
-            seq, old, text, n_terms = prev
-            if (old is State.forgotten) != (state is State.forgotten):
-                if state is State.forgotten:
-                    self._unpost(namespace, seq, text)
-                    self._stats(namespace, -1, -n_terms)
-                    n_terms = 0
-                else:
-                    toks = self._analyze([text])[0]
-                    self._many("INSERT INTO postings VALUES (?, ?, ?, ?, ?)",
-                               [(namespace, t, seq, tf, len(toks))
-                                for t, tf in Counter(toks).items()])
-                    n_terms = len(toks)
-                    self._stats(namespace, 1, n_terms)
-            self._exec(f"UPDATE memories SET state=?, n_terms=?, version=? "
-                       f"WHERE {self.NS_BY_SEQ} AND seq=?",
-                       (state.value, n_terms, rev, namespace, seq))
+            found = self._existing(namespace, ids)
+            missing = [i for i in ids if i not in found]
+            if missing:
+                raise NotFound(f"no memory {missing[0]!r} in namespace {namespace!r}")
+            for memory_id in ids:
+                self._set_state(namespace, found[memory_id], state, rev)
+
+    def _set_state(self, namespace: str, prev: tuple[int, State, str, int], state: State,
+                   rev: int) -> None:
+        seq, old, text, n_terms = prev
+        if (old is State.forgotten) != (state is State.forgotten):
+            if state is State.forgotten:
+                self._unpost(namespace, seq, text)
+                self._stats(namespace, -1, -n_terms)
+                n_terms = 0
+            else:
+                toks = self._analyze([text])[0]
+                self._many("INSERT INTO postings VALUES (?, ?, ?, ?, ?)",
+                           [(namespace, t, seq, tf, len(toks)) for t, tf in Counter(toks).items()])
+                n_terms = len(toks)
+                self._stats(namespace, 1, n_terms)
+        self._exec(f"UPDATE memories SET state=?, n_terms=?, version=? "
+                   f"WHERE {self.NS_BY_SEQ} AND seq=?", (state.value, n_terms, rev, namespace, seq))
 
     def forget(self, namespace: str, memory_id: str) -> None:
         """Mark a memory ``forgotten``: kept for the audit trail, never retrieved again."""

@@ -168,3 +168,13 @@ def test_purge_tombstones_the_audit_and_records_the_erasure(any_store):
     (erasure,) = any_store.erasures()
     assert (erasure.namespace, erasure.count) == ("u1", 1) and erasure.time
     assert any_store.erasures("u2") == []
+
+
+def test_set_states_is_all_or_nothing(any_store):
+    any_store.add([mem(1), mem(2)])
+    with pytest.raises(NotFound, match="'m9'"):
+        any_store.set_states("u1", ["m1", "m9"], "forgotten")
+    assert any_store.get("u1", "m1").state is State.current  # nothing changed
+    any_store.set_states("u1", ["m1", "m2"], State.forgotten)
+    assert {m.state for m in any_store.list("u1")} == {State.forgotten}
+    assert any_store.changes("u1", 0).ids == []
