@@ -211,24 +211,16 @@ def load_memora(path: str | Path) -> EvalTask:
     ``share_memory`` in the sessions of its ``memory_evidence`` (the current evidence), its
     category the question's task (remembering / reasoning / recommending). Forgetting evidence
     is not gold: it is what the validity layer is for (PROTOCOL.md)."""
-    from memsieve.eval.memora import _evidence, _shared_turns
+    from memsieve.eval.memora import _evidence, _shared_turns, personas
 
     root = _check(Path(path))
     memories = list(read_memories("memora", root))
     session = {m.id: m.session_id for m in memories}
     queries, dropped = [], collections.Counter()
-    for persona in sorted(p for p in root.iterdir() if (p / "sessions.jsonl").is_file()):
-        namespace = f"{root.name}/{persona.name}"
-        files = sorted(persona.glob("evaluation_questions_*.json"))
-        if not files:
+    for namespace, sessions, data in personas(root):
+        if data is None:
             dropped["persona without questions"] += 1
             continue
-        sessions = {}
-        with (persona / "sessions.jsonl").open(encoding="utf-8") as fh:
-            for line in fh:
-                row = json.loads(line)
-                sessions[row["session_id"]] = row
-        data = json.loads(files[0].read_text(encoding="utf-8"))
         for task, items in data["questions"].items():
             for q in items:
                 sids = {e["session_id"] for e in _evidence(q.get("memory_evidence"))}

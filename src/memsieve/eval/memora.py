@@ -66,29 +66,34 @@ def _origin(operations: dict[int, str], value: str, before: int) -> int | None:
     return max(hits, default=None)
 
 
+def personas(root: Path) -> Iterator[tuple[str, dict[int, dict], dict | None]]:
+    """Each persona of a period folder: its namespace, its sessions by id, and its evaluation
+    file (None when it has none)."""
+    for persona in sorted(p for p in root.iterdir() if (p / "sessions.jsonl").is_file()):
+        sessions = {}
+        with (persona / "sessions.jsonl").open(encoding="utf-8") as fh:
+            for line in fh:
+                row = json.loads(line)
+                sessions[row["session_id"]] = row
+        files = sorted(persona.glob("evaluation_questions_*.json"))
+        evaluation = json.loads(files[0].read_text(encoding="utf-8")) if files else None
+        yield f"{root.name}/{persona.name}", sessions, evaluation
+
+
 def load_memora_current(period_dir: str | Path) -> tuple[list[Memory], list[CurrentStateQuery]]:
     """Memories of every persona of one period (e.g. ``memora/weekly``) and the derived queries."""
     root = Path(period_dir)
     if not root.is_dir():
         raise NotFound(f"{root}: no such directory")
-    personas = sorted(p for p in root.iterdir() if (p / "sessions.jsonl").is_file())
-    if not personas:
+    if not any((p / "sessions.jsonl").is_file() for p in root.iterdir()):
         raise ConfigError(f"{root}: expected persona folders with sessions.jsonl")
     memories = list(read_memories("memora", root))
     queries = []
-    for persona in personas:
-        namespace = f"{root.name}/{persona.name}"
-        files = list(persona.glob("evaluation_questions_*.json"))
-        if not files:
+    for namespace, sessions, data in personas(root):
+        if data is None:
             continue
-        sessions = {}
-        with (persona / "sessions.jsonl").open(encoding="utf-8") as fh:
-            for line in fh:
-                s = json.loads(line)
-                sessions[s["session_id"]] = s
         operations = {sid: json.dumps(s.get("operation_details")).lower()
                       for sid, s in sessions.items()}
-        data = json.loads(files[0].read_text(encoding="utf-8"))
         for task, items in data["questions"].items():
             for q in items:
                 current_sids = {e["session_id"] for e in _evidence(q.get("memory_evidence"))}
