@@ -15,7 +15,7 @@ from memsieve.assemble import Assembler
 from memsieve.embed import Encoder, MemoEncoder, get_encoder
 from memsieve.errors import ConfigError
 from memsieve.ingest.core import encode_memories
-from memsieve.ingest.jsonl import content_id
+from memsieve.ingest.jsonl import to_memory
 from memsieve.pipeline import Pipeline, variant
 from memsieve.store.base import Store
 from memsieve.types import Memory, Query, parse
@@ -122,16 +122,6 @@ class MemoryService:
 
 class BatchTooLarge(ConfigError):
     """A request larger than the service takes (HTTP 413)."""
-
-
-def to_memory(item: Mapping[str, Any], where: str = "") -> Memory:
-    if not isinstance(item, Mapping):
-        raise ConfigError(f"{where}expected a JSON object")
-    data = dict(item)
-    if "id" not in data and isinstance(data.get("namespace"), str) \
-            and isinstance(data.get("text"), str):
-        data["id"] = content_id(data["namespace"], data["text"])
-    return parse(Memory, data, where=where)
 
 
 def memory_dict(m: Memory) -> dict:
