@@ -189,6 +189,10 @@ class Assembler:
         self.depth, self.window = depth, window
         self.gate = next((s for s in pipeline.stages if isinstance(s, AdmissibilityStage)),
                          None)
+        from memsieve.retrieve.retriever import Retriever
+
+        # the retriever's live index already holds the query terms' postings for this snapshot
+        self.cache = next((s.cache for s in pipeline.stages if isinstance(s, Retriever)), None)
         self.rule = rule if rule is not None else AutoRule.load()
         from memsieve.retrieve.bm25 import Analyzer
 
@@ -300,10 +304,12 @@ class Assembler:
         whole turn when no unit shares a term with the query (a dense-only match)."""
         units = self.store.units(query.namespace, [c.memory.id for c in order])
         terms = set(self.analyzer([query.text])[0])
-        stats = self.store.postings(query.namespace, sorted(terms))
+        stats = (self.cache.get(query.namespace).term_stats(self.store, sorted(terms))
+                 if self.cache is not None else self.store.postings(query.namespace,
+                                                                    sorted(terms)))
         n = max(stats.n_docs, 1)
         idf = {t: math.log(1 + (n - len(p.seqs) + 0.5) / (len(p.seqs) + 0.5))
-               for t, p in stats.postings.items()}
+               for t, p in stats.postings.items() if len(p.seqs)}
         out = {}
         for c in order:
             pieces = units.get(c.memory.id) or [c.memory.text]
