@@ -55,13 +55,19 @@ def memories(h: dict) -> list[Memory]:
             for i, t in enumerate(h["turns"])]
 
 
+def filled(histories: list[dict], encoder: MemoEncoder, tmp: Path):
+    """A store in ``tmp`` holding every history as its own namespace."""
+    store = open_store(tmp / "n.db")
+    for h in histories:
+        mems = memories(h)
+        store.add(mems, vectors=encoder.encode([m.text for m in mems]), model=encoder.name)
+    return store
+
+
 def run(histories: list[dict], policy: str, verifier: Verifier, encoder: MemoEncoder) -> dict:
     out: dict[str, list[float]] = {"flag_recall": [], "flag_names_source": [],
                                    "false_flag": [], "demote_current_first": []}
-    with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "n.db") as store:
-        for h in histories:
-            mems = memories(h)
-            store.add(mems, vectors=encoder.encode([m.text for m in mems]), model=encoder.name)
+    with tempfile.TemporaryDirectory() as tmp, filled(histories, encoder, Path(tmp)) as store:
         retriever = Retriever(store, encoder, method="fusion")
         th = verifier.stage_thresholds(encoder.name)
         stages = {mode: ValidityStage([verifier], mode=mode, store=store, top_k=10,
@@ -93,10 +99,7 @@ def timing(histories: list[dict], verifier: Verifier, encoder: MemoEncoder) -> d
     """p50 ms of the query without the validity stage (query encoding included) and of the
     stage (context, top1)."""
     rest, stage_ms = [], []
-    with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "t.db") as store:
-        for h in histories:
-            mems = memories(h)
-            store.add(mems, vectors=encoder.encode([m.text for m in mems]), model=encoder.name)
+    with tempfile.TemporaryDirectory() as tmp, filled(histories, encoder, Path(tmp)) as store:
         retriever = Retriever(store, encoder.inner, method="fusion")  # encodes every query
         stage = ValidityStage([verifier], mode="context", store=store, top_k=10,
                               cache=retriever.cache, **verifier.stage_thresholds(encoder.name))

@@ -38,8 +38,11 @@ class MemorySpan:
         """The ids (and scores) that reached the caller, in order."""
         if self._span is None:
             return
-        rows = [{"id": i} if scores is None else {"id": i, "score": round(float(s), 6)}
-                for i, s in zip(ids, scores if scores is not None else ids, strict=True)]
+        if scores is None:
+            rows = [{"id": i} for i in ids]
+        else:
+            rows = [{"id": i, "score": round(float(s), 6)} for i, s in zip(ids, scores,
+                                                                              strict=True)]
         self._span.set_attribute("gen_ai.memory.record.count", len(rows))
         self._span.set_attribute("gen_ai.memory.records", json.dumps(rows))
         self._span.set_attribute("memsieve.record.ids", list(ids))

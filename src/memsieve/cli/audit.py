@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Annotated
 
@@ -29,8 +30,7 @@ def audit(
     if as_json:
         typer.echo(json.dumps({
             "exposures": [e.to_dict() for e in exposures],
-            "erasures": [{"id": e.id, "time": e.time, "namespace": e.namespace,
-                          "count": e.count} for e in erasures],
+            "erasures": [dataclasses.asdict(e) for e in erasures],
         }, ensure_ascii=False))
         return
     if not exposures:
