@@ -10,12 +10,18 @@ from contextlib import contextmanager
 
 @dataclasses.dataclass
 class Trace:
-    """What one query did: stage timings (ms), considered ids, exposed ids."""
+    """What one query did: stage timings (ms), considered ids, exposed ids, and what a stage
+    decided (``notes``, e.g. whether the v1 gate let the reranker apply)."""
 
     timings_ms: dict[str, float] = dataclasses.field(default_factory=dict)
     considered: list[str] = dataclasses.field(default_factory=list)
     exposed: list[str] = dataclasses.field(default_factory=list)
     excluded: dict[str, str] = dataclasses.field(default_factory=dict)
+    notes: dict[str, object] = dataclasses.field(default_factory=dict)
+
+    def note(self, name: str, value: object) -> None:
+        """Record what a stage decided (kept out of the timings)."""
+        self.notes[name] = value
 
     @contextmanager
     def timed(self, name: str) -> Iterator[None]:

@@ -1,4 +1,4 @@
-"""``memsieve train v1 --seed S [--all]``: train the v1 reranker on LoCoMo, write a checkpoint."""
+"""``memsieve train v1|v2 --seed S [--all]``: train the rerankers, write a checkpoint."""
 
 from __future__ import annotations
 
@@ -25,12 +25,38 @@ AllOption = Annotated[
 ]
 
 
+DATASETS = ("locomo", "rhelm", "longmemeval", "memora")
+
+
+def _datasets(spec: str, exclude: str | None) -> list[str]:
+    """The datasets named in ``spec`` (comma-separated) minus ``exclude``; ConfigError on a
+    name that is not a dataset, or when none is left."""
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    dropped = [n.strip() for n in (exclude or "").split(",") if n.strip()]
+    unknown = sorted(set(names + dropped) - set(DATASETS))
+    if unknown:
+        raise ConfigError(f"unknown dataset(s) {unknown}; choose from {list(DATASETS)}")
+    kept = [n for n in names if n not in dropped]
+    if not kept:
+        raise ConfigError("no dataset left to train on")
+    return kept
+
+
 @train_app.command("v1")
 def train_v1(
     seed: SeedOption = 7,
-    data: DataOption = None,
+    datasets: Annotated[
+        str, typer.Option(help="Datasets whose train halves it learns from, comma-separated.")
+    ] = ",".join(DATASETS),
+    exclude: Annotated[
+        str | None,
+        typer.Option(help="Datasets to leave out (leave-one-dataset-out), comma-separated."),
+    ] = None,
     out: OutOption = None,
-    all_: AllOption = False,
+    all_: Annotated[
+        bool, typer.Option("--all", help="Train on every group of every dataset (the default "
+                           "checkpoint).")
+    ] = False,
     ablate: Annotated[
         str | None,
         typer.Option(help="Feature groups to drop, comma-separated: lexical, window, context, ..."),
@@ -42,35 +68,40 @@ def train_v1(
     model: Annotated[str, typer.Option(help="Embedding model.")] = "minilm",
     progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
 ) -> None:
-    """Train the v1 reranker (listwise loss over the fusion pool) on LoCoMo."""
+    """Train the v1 reranker (listwise loss over the fusion pool) on the train halves of split
+    SEED of several datasets (read from their default paths under ../shared/data)."""
     from memsieve.embed import get_encoder
     from memsieve.eval.datasets import load_task, split
     from memsieve.eval.harness import Context
     from memsieve.rerank.learned import save_checkpoint, weights_dir
-    from memsieve.rerank.train import TrainConfig
+    from memsieve.rerank.train import Part, TrainConfig
     from memsieve.rerank.train import train_v1 as run_training
 
+    names = _datasets(datasets, exclude)
     groups = tuple(g.strip() for g in (ablate or "").split(",") if g.strip())
-    if groups and out is None:
-        raise ConfigError("an ablation needs --out (keep ablation checkpoints out of the package)")
+    if (groups or exclude or set(names) != set(DATASETS)) and out is None:
+        raise ConfigError("an ablation or a subset of the datasets needs --out (keep those "
+                          "checkpoints out of the package)")
     kwargs = {"epochs": epochs} if epochs is not None else {}
     config = TrainConfig(seed=seed, ablate=groups, embed=embed, **kwargs)
     t0 = time.perf_counter()
-    task = load_task("locomo", data)
-    ctx = Context(task, get_encoder(model), progress=progress)
+    encoder = get_encoder(model)
+    contexts = [Context(load_task(n), encoder, progress=progress) for n in names]
     try:
-        train_groups = task.groups if all_ else split(task.groups, seed)[0]
-        net, meta = run_training(ctx, train_groups, config, progress=progress)
+        parts = [Part(c, tuple(c.task.groups if all_ else split(c.task.groups, seed)[0]))
+                 for c in contexts]
+        net, meta = run_training(parts, config, progress=progress)
     finally:
-        ctx.close()
+        for c in contexts:
+            c.close()
     name = "v1-default.pt" if all_ else f"v1-seed{seed}.pt"
     path = save_checkpoint(out or weights_dir() / name, net, meta)
     val = meta["val"]
+    counts = ", ".join(f"{n} {k}" for n, k in meta["n_train_queries"].items())
     typer.echo(
-        f"trained v1 (seed {seed}) on {len(meta['train_groups'])} conversations, "
-        f"{meta['n_train_queries']} queries, {meta['best_epoch']} epochs "
-        f"(chosen on {meta['val_group']}: val MRR {val.get('mrr', 0):.3f}, "
-        f"R@10 {val.get('recall@10', 0):.3f}) in {meta['wall_s']:.1f} s "
+        f"trained v1 (seed {seed}) on {counts} queries; {meta['best_epoch']} epochs "
+        f"(chosen on held-out groups: val MRR "
+        f"{val.get('mrr', 0):.3f}, R@10 {val.get('recall@10', 0):.3f}) in {meta['wall_s']:.1f} s "
         f"(total {time.perf_counter() - t0:.1f} s)"
     )
     typer.echo(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")
@@ -113,7 +144,7 @@ def train_v2(
     typer.echo(
         f"trained v2 (seed {seed}) on {len(meta['train_groups'])} conversations, "
         f"{meta['n_train_lists']} lists; epoch {meta['best_epoch']}, v1 weight "
-        f"{meta['v1_weight']} chosen on {meta['val_group']}: top-10 MRR "
+        f"{meta['v1_weight']} chosen on {', '.join(meta['val_groups'])}: top-10 MRR "
         f"{meta['val_mrr_top10']:.3f} (v1 alone {meta['val_mrr_top10_v1']:.3f}) "
         f"in {meta['wall_s']:.1f} s (total {time.perf_counter() - t0:.1f} s)"
     )

@@ -278,14 +278,22 @@ class SeedRun:
     ms: list[dict[str, float]]
 
 
-def run_seeds(ctx: Context, name: str, level: str, seeds: Sequence[int]) -> list[SeedRun]:
-    """Fit on each seed's train half and score its test half."""
+def run_seeds(
+    ctx: Context,
+    name: str,
+    level: str,
+    seeds: Sequence[int],
+    *,
+    make: Callable[[int], FirstStage] | None = None,
+) -> list[SeedRun]:
+    """Fit on each seed's train half and score its test half. ``make(seed)`` builds the
+    pipeline when given (a benchmark's variant), else the registered pipeline ``name``."""
     runs = []
     for seed in seeds:
         train_groups, test_groups = split(ctx.task.groups, seed)
         train = [q for q in ctx.task.queries if q.namespace in set(train_groups)]
         test = [q for q in ctx.task.queries if q.namespace in set(test_groups)]
-        pipe = get_pipeline(name, level)
+        pipe = make(seed) if make is not None else get_pipeline(name, level)
         headline = set(ctx.task.headline)
         pipe.fit(ctx, [q for q in train if not headline or q.category in headline], seed)
         qrels, run, ms = {}, {}, []

@@ -132,9 +132,10 @@ class CrossEncoder:
 class CrossEncoderReranker:
     """Stage 4: reorder the first ``protected`` candidates by ``combine(v2, prior, w)``.
 
-    ``prior`` is each candidate's current ranking key (v1's score when v1 ran). The candidates
-    after the protected set are returned unchanged and in place; the protected ones get score
-    ``v2`` (the combined key, also the ranking key) and ``v2_logit``.
+    ``prior`` is each candidate's v1 score. The candidates after the protected set are
+    returned unchanged and in place; the protected ones get score ``v2`` (the combined key, also
+    the ranking key) and ``v2_logit``. A pool v1 did not rerank (its gate kept the first
+    stage's order: no ``v1`` score) has no protected set, and passes through unchanged.
     """
 
     name = "rerank_v2"
@@ -149,7 +150,7 @@ class CrossEncoderReranker:
         self, query: Query, candidates: list[Candidate], *, trace: Trace
     ) -> list[Candidate]:
         head, tail = candidates[: self.protected], candidates[self.protected :]
-        if len(head) < 2:
+        if len(head) < 2 or "v1" not in head[0].scores:
             return list(candidates)
         order, logits, key = self.encoder.reorder(
             query.text, [c.memory.text for c in head], np.array([c.score for c in head]),

@@ -1,10 +1,11 @@
 """The ``v1`` and ``v2`` eval pipelines: the fitted fusion first stage, the v1 reranker over its
 pool, and (v2) the cross-encoder over v1's protected top-10.
 
-On LoCoMo each loads the checkpoints trained on the split seed's train half
-(``v1-seed{seed}.pt``, ``v2-seed{seed}.pt``); on any other dataset the default checkpoints
-(trained on LoCoMo only). Either way it refuses a checkpoint whose train groups overlap the
-split's test groups.
+Each loads the checkpoints of the split seed (``v1-seed{seed}.pt``, ``v2-seed{seed}.pt``),
+trained on the train halves of that seed's split of every dataset they name, and refuses one
+whose train groups of the evaluated dataset overlap the split's test groups. v1 applies its
+gate (``rerank/gate.py``) as the product stage does: a pool the gate turns away keeps the
+first stage's order, and v2 leaves it alone; ``gated`` records each query's decision.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from memsieve.eval.datasets import EvalQuery, split
 from memsieve.eval.harness import Context, FirstStage, Ranking
 from memsieve.rerank.cross import PROTECTED, CrossEncoder
 from memsieve.rerank.features import NamespaceFeatures, pool_features
-from memsieve.rerank.learned import V1Model, load_checkpoint, weights_dir
-from memsieve.rerank.train import context_namespaces
+from memsieve.rerank.gate import PoolGate
+from memsieve.rerank.learned import V1Model, gate_of, load_checkpoint, weights_dir
+from memsieve.rerank.train import context_namespaces, trained_groups
 
 
 class V1Pipeline(FirstStage):
@@ -33,27 +35,31 @@ class V1Pipeline(FirstStage):
         *,
         weights: str | Path | None = None,
         checkpoint: str | Path | None = None,
+        gate: bool = True,
     ) -> None:
         super().__init__("fusion", "turn", pool)
         self.weights = Path(weights) if weights is not None else weights_dir()
         self.fixed = Path(checkpoint) if checkpoint is not None else None
+        self.use_gate = gate
         self.model: V1Model | None = None
+        self.gate: PoolGate | None = None
+        self.gated: dict[str, bool] = {}  # qid -> did the gate keep the first stage's order
         self.config: dict = {}
         self._namespaces: dict[str, NamespaceFeatures] = {}
         self._texts: dict[str, dict[str, str]] = {}
 
-    def checkpoint(self, dataset: str, seed: int, stage: str = "v1") -> Path:
-        """LoCoMo: the seed's own checkpoint; other datasets: the default (LoCoMo-only) one."""
-        name = f"{stage}-seed{seed}.pt" if dataset == "locomo" else f"{stage}-default.pt"
-        return self.weights / name
+    def checkpoint(self, seed: int, stage: str = "v1") -> Path:
+        """The seed's own checkpoint (it saw only train halves of that seed's splits)."""
+        return self.weights / f"{stage}-seed{seed}.pt"
 
     def fit(self, ctx: Context, train: Sequence[EvalQuery], seed: int) -> None:
         """Fit alpha as the fusion baseline does, then load the checkpoint and check that it
         never saw a test group (a ``checkpoint`` given to the constructor is for training
         on top of v1, and is not checked against a split)."""
         super().fit(ctx, train, seed)
-        path = self.fixed or self.checkpoint(ctx.task.name, seed)
+        path = self.fixed or self.checkpoint(seed)
         self.model, self.config = load_checkpoint(path)
+        self.gate = gate_of(self.config) if self.use_gate else None
         if self.fixed is None:
             refuse_overlap(path, self.config, ctx, seed)
         if self.config.get("encoder") not in (None, ctx.encoder.name):
@@ -81,7 +87,12 @@ class V1Pipeline(FirstStage):
             ns.query(q.text, qvec), ns, top, s.dense[top], s.bm25[top], fused[top],
             window=int(self.config.get("window", 3)),
         )
-        scores = self.model.score_pool(feats.q, feats.m, feats.x)
+        if self.gate is not None:
+            self.gated[q.qid] = not self.gate.accepts(feats.x)
+        if self.gated.get(q.qid):
+            scores = fused[top]  # the first stage's order, already ranked
+        else:
+            scores = self.model.score_pool(feats.q, feats.m, feats.x)
         order = np.argsort(-scores, kind="stable")
         ids = [first.ids[i] for i in order]
         ms = dict(first.ms)
@@ -96,9 +107,10 @@ class V1Pipeline(FirstStage):
 
 
 def refuse_overlap(path: Path, config: dict, ctx: Context, seed: int) -> None:
-    """ConfigError when a checkpoint's train groups overlap split ``seed``'s test half."""
+    """ConfigError when a checkpoint's train groups of the evaluated dataset overlap split
+    ``seed``'s test half."""
     _, test = split(ctx.task.groups, seed)
-    overlap = sorted(set(config.get("train_groups", [])) & set(test))
+    overlap = sorted(set(trained_groups(config, ctx.task.name)) & set(test))
     if overlap:
         raise ConfigError(
             f"{path} was trained on test group(s) {overlap} of split seed {seed}; "
@@ -117,7 +129,7 @@ class V2Pipeline(V1Pipeline):
 
     def fit(self, ctx: Context, train: Sequence[EvalQuery], seed: int) -> None:
         super().fit(ctx, train, seed)
-        path = self.checkpoint(ctx.task.name, seed, "v2")
+        path = self.checkpoint(seed, "v2")
         self.cross = CrossEncoder.load(path)
         refuse_overlap(path, self.cross.config, ctx, seed)
 
@@ -125,6 +137,8 @@ class V2Pipeline(V1Pipeline):
         if self.cross is None:
             raise ConfigError("V2Pipeline.rank called before fit")
         first, v1 = self.rank_scored(ctx, q)
+        if self.gated.get(q.qid):  # v1 kept the first stage's order: nothing is protected
+            return first
         texts = self.namespace_texts(ctx, q.namespace)
         head = first.ids[:PROTECTED]
         t0 = time.perf_counter()

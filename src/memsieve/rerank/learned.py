@@ -25,6 +25,7 @@ from torch import nn
 from memsieve.embed import Encoder
 from memsieve.errors import ConfigError, NotFound, StoreError
 from memsieve.rerank.features import FEATURES, NamespaceFeatures, pool_features
+from memsieve.rerank.gate import PoolGate
 from memsieve.retrieve.index import IndexCache
 from memsieve.trace import Trace
 from memsieve.types import Candidate, Query
@@ -166,11 +167,25 @@ def save_checkpoint(path: str | Path, model: V1Model, meta: Mapping[str, Any]) -
         k: v.detach().to(torch.float16) if v.is_floating_point() else v.detach()
         for k, v in model.state_dict().items()
     }
-    config = {"version": VERSION, "model": model.config(), **dict(meta)}
+    config = _tensors({"version": VERSION, "model": model.config(), **dict(meta)})
     tmp = path.with_suffix(path.suffix + ".tmp")
     torch.save({"config": config, "state_dict": state}, tmp)
     tmp.replace(path)
     return path
+
+
+def _tensors(obj: Any) -> Any:
+    """numpy arrays (the gate's) as tensors, so ``weights_only`` loading can read them."""
+    if isinstance(obj, np.ndarray):
+        return torch.from_numpy(np.ascontiguousarray(obj))
+    if isinstance(obj, Mapping):
+        return {k: _tensors(v) for k, v in obj.items()}
+    return obj
+
+
+def gate_of(config: Mapping[str, Any]) -> PoolGate | None:
+    """The checkpoint's pool gate (None for a checkpoint saved without one)."""
+    return PoolGate.from_dict(config["gate"]) if config.get("gate") else None
 
 
 def load_checkpoint(path: str | Path) -> tuple[V1Model, dict[str, Any]]:
@@ -196,8 +211,11 @@ class LearnedReranker:
     """Stage 3: reorder the first-stage pool by the v1 score.
 
     Returns the same candidates (a permutation), each with score ``v1`` set as the ranking key;
-    ties keep the input order. Needs the encoder (its memo makes the query vector free after
-    the retriever) and the retriever's ``IndexCache`` (memory vectors, store order).
+    ties keep the input order. When the checkpoint's gate (``rerank/gate.py``) finds the pool
+    unlike every kind it was trained on, the first stage's order is kept and no ``v1`` score is
+    set (so v2 leaves it alone too); the trace says which (``rerank_v1_gate``). Needs the
+    encoder (its memo makes the query vector free after the retriever) and the retriever's
+    ``IndexCache`` (memory vectors, store order).
     """
 
     name = "rerank_v1"
@@ -224,6 +242,7 @@ class LearnedReranker:
             )
         self.model, self.encoder, self.cache, self.config = model, encoder, cache, config
         self.window = window if window is not None else int(config.get("window", 3))
+        self.gate = gate_of(config)
 
     @classmethod
     def from_checkpoint(
@@ -264,6 +283,13 @@ class LearnedReranker:
         qvec = self.encoder.encode([query.text])[0]
         feats = pool_features(ns.query(query.text, qvec), ns, positions, dense, bm25, fused,
                               window=self.window)
+        if self.gate is not None:
+            ratio, nearest = self.gate.distance(feats.x)
+            applied = ratio <= 1.0
+            trace.note("rerank_v1_gate", {"applied": applied, "ratio": round(ratio, 3),
+                                          "nearest": nearest})
+            if not applied:
+                return list(candidates)
         scores = self.model.score_pool(feats.q, feats.m, feats.x)
         order = np.argsort(-scores, kind="stable")
         return [candidates[i].with_score("v1", scores[i]) for i in order]

@@ -11,12 +11,21 @@ of split seeds 7, 11, 23 (train halves only) the branch overfit within 2-6 epoch
 0.03-0.04 MRR against the scalar features alone (``embed="interactions"`` at a tenth of the
 learning rate: MRR .595 vs .635; ``full``: worse still). ``embed`` keeps it as an option.
 
-Protocol: train on the train half of a split only. One train group (conversation), drawn with
-``random.Random(seed)``, is held out to pick the number of epochs (early stopping on its
-MRR + Recall@10, headline categories); the model is then refit from the same initialisation on
-every train group for that many epochs. Deterministic given the seed: seeded init and dropout
+Several kinds of memory (issue 12): one ``Part`` per dataset (LoCoMo, RHELM, LongMemEval,
+Memora), each with the train half of the split seed (or every group, for the released
+default). A model trained on LoCoMo alone ranked every other dataset below the first stage;
+trained on the four it ranks each one's test half above it. Each dataset's pools are cut with
+its own fitted fusion weight, its queries weigh ``1 / sqrt(n)`` in the loss (normalised), and
+the checkpoint records the groups of each dataset it saw, so the eval refuses it for any
+dataset whose test half it saw.
+
+Protocol: train on train halves only. ``VAL_SHARE`` of each dataset's train groups, drawn with
+``random.Random(seed)``, are held out to pick the number of epochs (early stopping on the mean
+over datasets of MRR + Recall@10, headline categories); the model is then refit from the same
+initialisation on every train group for that many epochs, and the gate (``rerank/gate.py``) is
+fitted on the pools of every train query. Deterministic given the seed: seeded init and dropout
 (inside ``torch.random.fork_rng``, so the caller's RNG is untouched), a seeded data order,
-deterministic torch algorithms, and no numpy randomness at all.
+deterministic torch algorithms, and the gate's bank subsample seeded.
 """
 
 from __future__ import annotations
@@ -104,9 +113,38 @@ class Examples:
     mask: torch.Tensor  # (Q, K) True at real (not padded) candidates
     n_gold: torch.Tensor  # (Q,) gold turns of the query, in the pool or not
     headline: torch.Tensor  # (Q,) bool
+    weight: torch.Tensor  # (Q,) the query's weight in the loss
 
     def __len__(self) -> int:
         return len(self.q)
+
+
+def concat(parts: Sequence[Examples]) -> Examples:
+    """One Examples of several (datasets): pools padded to the longest, rows re-based."""
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        raise ConfigError("no training queries")
+    k = max(p.x.shape[1] for p in parts)
+
+    def pad(t: torch.Tensor, value: float | bool = 0) -> torch.Tensor:
+        extra = k - t.shape[1]
+        if not extra:
+            return t
+        return torch.cat([t, torch.full((t.shape[0], extra, *t.shape[2:]), value,
+                                        dtype=t.dtype)], dim=1)
+
+    offsets = np.cumsum([0] + [len(p.memories) for p in parts[:-1]])
+    return Examples(
+        q=torch.cat([p.q for p in parts]),
+        x=torch.cat([pad(p.x) for p in parts]),
+        rows=torch.cat([pad(p.rows + int(o)) for p, o in zip(parts, offsets, strict=True)]),
+        memories=torch.cat([p.memories for p in parts]),
+        gold=torch.cat([pad(p.gold) for p in parts]),
+        mask=torch.cat([pad(p.mask, False) for p in parts]),
+        n_gold=torch.cat([p.n_gold for p in parts]),
+        headline=torch.cat([p.headline for p in parts]),
+        weight=torch.cat([p.weight for p in parts]),
+    )
 
 
 def make_examples(
@@ -116,8 +154,10 @@ def make_examples(
     alpha: float,
     pool: int,
     window: int,
+    weight: float = 1.0,
 ) -> Examples:
-    """Fuse, cut the pool (as the eval pipeline and the product do) and compute features."""
+    """Fuse, cut the pool (as the eval pipeline and the product do) and compute features;
+    every query gets loss weight ``weight``."""
     offsets, blocks, total = {}, [], 0
     for name in sorted({q.namespace for q in queries}):
         offsets[name] = total
@@ -154,6 +194,7 @@ def make_examples(
         mask=torch.from_numpy(mask),
         n_gold=torch.tensor([len(q.gold) for q in queries], dtype=torch.float32),
         headline=torch.tensor([q.headline for q in queries], dtype=torch.bool),
+        weight=torch.full((n,), float(weight)),
     )
 
 
@@ -163,10 +204,15 @@ def _scores(model: V1Model, ex: Examples, idx: torch.Tensor) -> torch.Tensor:
     return s.masked_fill(~ex.mask[idx], -1e4)
 
 
-def listwise_loss(scores: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
-    """Softmax cross-entropy of the pool against a target uniform over the gold candidates."""
+def listwise_loss(scores: torch.Tensor, gold: torch.Tensor,
+                  weight: torch.Tensor | None = None) -> torch.Tensor:
+    """Softmax cross-entropy of the pool against a target uniform over the gold candidates
+    (a weighted mean over queries when ``weight`` is given)."""
     target = gold / gold.sum(dim=-1, keepdim=True).clamp_min(1.0)
-    return -(target * torch.log_softmax(scores, dim=-1)).sum(dim=-1).mean()
+    loss = -(target * torch.log_softmax(scores, dim=-1)).sum(dim=-1)
+    if weight is None:
+        return loss.mean()
+    return (loss * weight).sum() / weight.sum().clamp_min(1e-9)
 
 
 @torch.inference_mode()
@@ -195,16 +241,29 @@ def _criterion(metrics: Mapping[str, float]) -> float:
     return (metrics["mrr"] + metrics["recall@10"]) / 2.0
 
 
+def validate(model: V1Model, val: Mapping[str, Examples]) -> dict[str, Any]:
+    """Metrics of each validation set and their ``criterion``: the mean over the sets of
+    (MRR + Recall@10) / 2, so every dataset counts the same however many queries it has."""
+    per = {name: evaluate_examples(model, ex) for name, ex in val.items() if len(ex)}
+    crit = float(np.mean([_criterion(m) for m in per.values()])) if per else 0.0
+    mean = {k: float(np.mean([m[k] for m in per.values()])) if per else 0.0
+            for k in ("mrr", "hit@1", "recall@10")}
+    return {**mean, "criterion": crit, "per_dataset": per}
+
+
 def fit(
     train: Examples,
     config: TrainConfig,
     *,
-    val: Examples | None = None,
+    val: Examples | Mapping[str, Examples] | None = None,
     epochs: int | None = None,
     progress: bool = False,
 ) -> tuple[V1Model, dict[str, Any]]:
-    """Train a fresh model; with ``val``, keep the epoch with the best validation criterion
-    and stop after ``patience`` epochs without gain. Returns (model, history)."""
+    """Train a fresh model; with ``val`` (one set, or one per dataset), keep the epoch with the
+    best validation criterion and stop after ``patience`` epochs without gain.
+    Returns (model, history)."""
+    if isinstance(val, Examples):
+        val = {"val": val}
     from tqdm.auto import tqdm
 
     epochs = epochs if epochs is not None else config.epochs
@@ -240,7 +299,8 @@ def fit(
                 total = 0.0
                 for s in range(0, len(perm), config.batch_size):
                     idx = perm[s : s + config.batch_size]
-                    loss = listwise_loss(_scores(model, train, idx), train.gold[idx])
+                    loss = listwise_loss(_scores(model, train, idx), train.gold[idx],
+                                         train.weight[idx])
                     opt.zero_grad()
                     loss.backward()
                     opt.step()
@@ -248,10 +308,10 @@ def fit(
                 history["loss"].append(total / max(len(perm), 1))
                 post = {"loss": f"{history['loss'][-1]:.3f}"}
                 if val is not None:
-                    metrics = evaluate_examples(model, val)
+                    metrics = validate(model, val)
                     history["val"].append(metrics)
                     post["val_mrr"] = f"{metrics['mrr']:.3f}"
-                    crit = _criterion(metrics)
+                    crit = metrics["criterion"]
                     if crit > best[0]:
                         state = {k: v.clone() for k, v in model.state_dict().items()}
                         best = (crit, epoch + 1, state)
@@ -310,75 +370,137 @@ def context_queries(
     return out
 
 
-def train_v1(
-    ctx: Any,
-    train_groups: Sequence[str],
-    config: TrainConfig,
-    *,
-    progress: bool = False,
-) -> tuple[V1Model, dict[str, Any]]:
-    """Train v1 on the queries of ``train_groups`` of an eval Context; returns the model and
-    the checkpoint metadata (train groups, validation group, fusion alpha, history, wall time).
+@dataclasses.dataclass(frozen=True)
+class Part:
+    """One dataset's share of a training run: its eval ``Context`` and the groups to train on."""
 
-    The fusion weight is the one the fusion baseline fits on the same groups (headline
-    categories), so the pool the model is trained on is the pool it reranks at eval time.
-    """
+    ctx: Any
+    groups: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return str(self.ctx.task.name)
+
+
+VAL_SHARE = 0.2  # of each dataset's train groups, held out to pick the epoch
+
+
+def _dataset_examples(part: Part, config: TrainConfig) -> dict[str, Any]:
+    """A dataset's train and validation examples, with its fitted fusion weight: the one the
+    fusion baseline fits on the same groups (headline categories), so the pool the model is
+    trained on is the pool it reranks at eval time."""
     from memsieve.eval.harness import FirstStage
 
-    t0 = time.perf_counter()
-    groups = sorted(set(train_groups))
+    ctx, groups = part.ctx, sorted(set(part.groups))
     if len(groups) < 2:
-        raise ConfigError("v1 training needs at least two train groups (one is held out)")
+        raise ConfigError(f"{part.name}: v1 training needs at least two train groups "
+                          "(some are held out)")
     queries = [q for q in ctx.task.queries if q.namespace in set(groups)]
     headline = set(ctx.task.headline)
     first = FirstStage("fusion", "turn", config.pool)
     first.fit(ctx, [q for q in queries if not headline or q.category in headline], config.seed)
-    alpha = float(first.alpha)
-    val_group = random.Random(config.seed).choice(groups)
+    n_val = max(1, round(VAL_SHARE * len(groups)))
+    val_groups = sorted(random.Random(config.seed).sample(groups, n_val))
     namespaces = context_namespaces(ctx, set(groups))
     tq = context_queries(ctx, queries, namespaces)
-    kw = {"alpha": alpha, "pool": config.pool, "window": config.window}
-    inner = make_examples([t for t in tq if t.namespace != val_group], namespaces, **kw)
-    val = make_examples([t for t in tq if t.namespace == val_group], namespaces, **kw)
-    log.info("v1 seed %d: %d train / %d val queries, alpha %.2f, val group %s",
-             config.seed, len(inner), len(val), alpha, val_group)
+    kw = {"alpha": float(first.alpha), "pool": config.pool, "window": config.window}
+    return {
+        "alpha": float(first.alpha), "groups": groups, "val_groups": val_groups, "kw": kw,
+        "namespaces": namespaces, "queries": tq,
+        "inner": [t for t in tq if t.namespace not in val_groups],
+        "val": [t for t in tq if t.namespace in val_groups],
+    }
+
+
+def train_v1(
+    parts: Sequence[Part],
+    config: TrainConfig,
+    *,
+    progress: bool = False,
+) -> tuple[V1Model, dict[str, Any]]:
+    """Train v1 on the queries of each part's groups (one part per dataset); returns the model
+    and the checkpoint metadata (train groups per dataset, validation groups, fusion weights,
+    history, the gate, wall time).
+
+    Each dataset's queries weigh ``1 / sqrt(n)`` in the loss (normalised to mean 1), so a
+    large dataset leads without drowning a small one; the epoch is chosen on held-out groups
+    of every dataset (``VAL_SHARE`` of each), each dataset counting the same, and the model is
+    then refit on every train group for that many epochs.
+    """
+    from memsieve.rerank.gate import PoolGate, summarise
+
+    t0 = time.perf_counter()
+    names = [p.name for p in parts]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"one part per dataset, got {names}")
+    data = {p.name: _dataset_examples(p, config) for p in parts}
+    total = sum(len(d["queries"]) for d in data.values())
+    norm = total / max(sum(len(d["queries"]) ** 0.5 for d in data.values()), 1e-9)
+    weight = {n: norm / max(len(d["queries"]), 1) ** 0.5 for n, d in data.items()}
+
+    def examples(key: str) -> Examples:
+        return concat([make_examples(d[key], d["namespaces"], weight=weight[n], **d["kw"])
+                       for n, d in data.items() if d[key]])
+
+    inner = examples("inner")
+    val = {n: make_examples(d["val"], d["namespaces"], **d["kw"])
+           for n, d in data.items() if d["val"]}
+    log.info("v1 seed %d: %d train / %d val queries over %s", config.seed, len(inner),
+             sum(len(v) for v in val.values()), ", ".join(data))
     model, history = fit(inner, config, val=val, progress=progress)
     val_metrics = history["val"][history["best_epoch"] - 1] if history["val"] else {}
+    everything = examples("queries")
     if config.refit:
-        everything = make_examples(tq, namespaces, **kw)
         model, _ = fit(everything, config, epochs=history["best_epoch"], progress=progress)
+    kinds = [n for n, d in data.items() for _ in d["queries"]]  # concat keeps this order
+    gate = PoolGate.fit(np.stack([summarise(everything.x[i][everything.mask[i]].numpy())
+                                  for i in range(len(everything))]), kinds, seed=config.seed)
     meta = {
-        "dataset": ctx.task.name,
-        "train_groups": groups,
-        "val_group": val_group,
+        "datasets": list(data),
+        "train_groups": {n: d["groups"] for n, d in data.items()},
+        "val_groups": {n: d["val_groups"] for n, d in data.items()},
+        "alpha": {n: d["alpha"] for n, d in data.items()},
+        "loss_weight": {n: round(w, 4) for n, w in weight.items()},
         "seed": config.seed,
-        "alpha": alpha,
-        "encoder": ctx.encoder.name,
+        "encoder": parts[0].ctx.encoder.name,
         "pool": config.pool,
         "window": config.window,
-        "n_train_queries": len(tq),
+        "n_train_queries": {n: len(d["queries"]) for n, d in data.items()},
         "best_epoch": history["best_epoch"],
         "val": val_metrics,
         "history": {
             "loss": [round(x, 4) for x in history["loss"]],
-            "val_mrr": [round(v["mrr"], 4) for v in history["val"]],
-            "val_recall@10": [round(v["recall@10"], 4) for v in history["val"]],
+            "val_criterion": [round(v["criterion"], 4) for v in history["val"]],
         },
         "train": {k: list(v) if isinstance(v, tuple) else v
                   for k, v in dataclasses.asdict(config).items()},
+        "gate": gate.to_dict(),
         "wall_s": round(time.perf_counter() - t0, 1),
     }
     return model, meta
 
 
+def trained_groups(config: Mapping[str, Any], dataset: str) -> list[str]:
+    """The groups of ``dataset`` a checkpoint was trained on (none when it never saw it).
+    Reads both layouts: ``{dataset: [groups]}`` and a single dataset's list (the v2 and the
+    older v1 checkpoints, with ``dataset`` naming it; LoCoMo when absent)."""
+    groups = config.get("train_groups", [])
+    if isinstance(groups, Mapping):
+        return list(groups.get(dataset, []))
+    return list(groups) if config.get("dataset", "locomo") == dataset else []
+
+
 __all__ = [
     "ABLATIONS",
     "Examples",
+    "Part",
     "TrainConfig",
     "TrainQuery",
     "evaluate_examples",
     "fit",
     "listwise_loss",
     "make_examples",
+    "concat",
     "train_v1",
+    "trained_groups",
 ]

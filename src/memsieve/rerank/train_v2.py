@@ -117,8 +117,8 @@ def train_v2(
 
     from memsieve.rerank.eval_pipeline import V1Pipeline
     from memsieve.rerank.learned import save_checkpoint
+    from memsieve.rerank.train import Part, train_v1
     from memsieve.rerank.train import TrainConfig as V1Config
-    from memsieve.rerank.train import train_v1
 
     t0 = time.perf_counter()
     groups = sorted(set(train_groups))
@@ -126,25 +126,25 @@ def train_v2(
         raise ConfigError("v2 training needs at least two train groups (one is held out)")
     headline = set(ctx.task.headline)
     queries = [q for q in ctx.task.queries if q.namespace in set(groups)]
-    inner, inner_meta = train_v1(ctx, groups, V1Config(seed=config.seed, refit=False),
-                                 progress=progress)
-    val_group = inner_meta["val_group"]
+    inner, inner_meta = train_v1([Part(ctx, tuple(groups))],
+                                 V1Config(seed=config.seed, refit=False), progress=progress)
+    val_groups = set(inner_meta["val_groups"][ctx.task.name])
     with tempfile.TemporaryDirectory() as tmp:
         v1 = V1Pipeline(checkpoint=save_checkpoint(Path(tmp) / "v1-inner.pt", inner, inner_meta))
         v1.fit(ctx, [q for q in queries if not headline or q.category in headline], config.seed)
-    train_lists = build_lists(ctx, v1, [q for q in queries if q.namespace != val_group],
+    train_lists = build_lists(ctx, v1, [q for q in queries if q.namespace not in val_groups],
                               config.list_size)
     val_lists = build_lists(
-        ctx, v1, [q for q in queries if q.namespace == val_group
+        ctx, v1, [q for q in queries if q.namespace in val_groups
                   and (not headline or q.category in headline)], PROTECTED)
-    log.info("v2 seed %d: %d train / %d val lists, val group %s", config.seed,
-             len(train_lists), len(val_lists), val_group)
+    log.info("v2 seed %d: %d train / %d val lists, val groups %s", config.seed,
+             len(train_lists), len(val_lists), sorted(val_groups))
 
     cross, history = fit_lists(train_lists, val_lists, config, progress=progress)
     meta = {
         "dataset": ctx.task.name,
         "train_groups": groups,
-        "val_group": val_group,
+        "val_groups": sorted(val_groups),
         "seed": config.seed,
         "v1_lists": "v1 trained on the train groups but the held-out one (refit=False)",
         "v1_weight": history["v1_weight"],

@@ -186,9 +186,11 @@ def test_default_checkpoint_if_present():
     if not path.is_file():
         pytest.skip("no packaged v1-default.pt")
     model, config = load_checkpoint(path)
-    assert config["dataset"] == "locomo" and len(config["train_groups"]) == 10
+    groups = config["train_groups"]  # every group of every dataset it learned from
+    assert set(groups) == {"locomo", "rhelm", "longmemeval", "memora"}
+    assert len(groups["locomo"]) == 10 and len(groups["memora"]) == 10
     assert config["encoder"] == "minilm" and model.dim == 384
-    assert path.stat().st_size < 3 * 2**20
+    assert config["gate"] and path.stat().st_size < 2**20  # v1 < 1 MB, gate included
 
 
 # -- training ------------------------------------------------------------------------------
@@ -318,3 +320,38 @@ def test_live_features_follow_deltas_and_match_a_fresh_build(fresh_store, hash_e
         assert not len(bad), [(FEATURES[j], a.x[i, j], b.x[i, j]) for i, j in bad[:5]]
         assert np.array_equal(a.m, b.m)
     assert len(seen) == 1  # built once, then moved by deltas
+
+
+def test_per_dataset_overlap_refusal(tmp_path, tiny_ctx):
+    """A multi-dataset checkpoint is refused only for the dataset whose test half it saw."""
+    from memsieve.rerank.eval_pipeline import V1Pipeline
+    from memsieve.rerank.train import trained_groups
+
+    train, test = split(tiny_ctx.task.groups, 7)
+    train_q = [q for q in tiny_ctx.task.queries if q.namespace in train]
+    saw_rhelm_only = {"train_groups": {"locomo": train, "rhelm": test}, "encoder": "hash"}
+    save_checkpoint(tmp_path / "v1-seed7.pt", tiny_model(), saw_rhelm_only)
+    V1Pipeline(weights=tmp_path).fit(tiny_ctx, train_q, 7)  # locomo: train half only
+    saw_test = {"train_groups": {"locomo": train + test[:1]}, "encoder": "hash"}
+    save_checkpoint(tmp_path / "v1-seed7.pt", tiny_model(), saw_test)
+    with pytest.raises(ConfigError, match=r"trained on test group\(s\)"):
+        V1Pipeline(weights=tmp_path).fit(tiny_ctx, train_q, 7)
+    assert trained_groups({"train_groups": ["a"], "dataset": "rhelm"}, "locomo") == []
+    assert trained_groups({"train_groups": ["a"]}, "locomo") == ["a"]
+
+
+def test_concat_rebases_rows_and_keeps_weights():
+    from memsieve.rerank.train import concat
+
+    namespaces, queries = synthetic()
+    a = make_examples(queries[:4], namespaces, alpha=0.5, pool=20, window=3, weight=2.0)
+    b = make_examples(queries[6:], namespaces, alpha=0.5, pool=10, window=3)
+    both = concat([a, b])
+    assert both.x.shape[:2] == (len(a) + len(b), 20)
+    assert torch.equal(both.weight, torch.cat([a.weight, b.weight]))
+    assert not both.mask[len(a):, 10:].any()
+    assert torch.equal(both.memories[both.rows[len(a):, :10]], b.memories[b.rows[:, :10]])
+    # a weighted loss: a query weighing 0 changes nothing
+    s, g = torch.randn(2, 5), torch.tensor([[1.0, 0, 0, 0, 0], [0, 1.0, 0, 0, 0]])
+    assert float(listwise_loss(s, g, torch.tensor([1.0, 0.0]))) == pytest.approx(
+        float(listwise_loss(s[:1], g[:1])))

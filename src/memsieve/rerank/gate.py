@@ -1,0 +1,115 @@
+"""The v1 gate: apply the learned reranker only to pools that look like the pools it was
+trained on, and keep the first stage's order otherwise.
+
+A reranker trained on some kinds of memory can rank another kind worse than the training-free
+first stage it starts from (RESULTS.md, leave-one-dataset-out). The gate is a nearest-neighbour
+novelty test (as in deep k-NN out-of-distribution detection): a pool is summarised by the mean
+of its head's feature rows (the same features v1 scores, so query shape, memory length, score
+spread and lexical overlap all enter), standardised with the training summaries' mean and
+spread, and its distance to the ``k``-th nearest training summary of each training dataset is
+compared with that dataset's threshold: the ``quantile`` of the same distance over the
+dataset's own summaries (each left out of its own neighbours). A pool close enough to any one
+dataset passes. Everything is fitted on training pools only; nothing is chosen on an
+evaluation set. Saved inside the v1 checkpoint (at most ``MAX_BANK`` summaries, fp16: ~120 KB).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from memsieve.rerank.features import FEATURES
+
+HEAD = 20  # pool rows (best first-stage ranks) whose mean summarises a pool
+K = 10  # neighbours
+QUANTILE = 0.99  # share of training pools the gate lets through
+MAX_BANK = 2000  # training summaries kept (an even subsample beyond this)
+_RANK = FEATURES.index("rank_fused")
+
+
+def summarise(x: np.ndarray, head: int = HEAD) -> np.ndarray:
+    """(F,) mean feature row of the ``head`` candidates with the best first-stage rank."""
+    x = np.asarray(x, dtype=np.float64)
+    if len(x) == 0:
+        return np.zeros(x.shape[-1])
+    top = np.argsort(x[:, _RANK], kind="stable")[:head]
+    return x[top].mean(axis=0)
+
+
+class PoolGate:
+    """``accepts(x)``: is a pool's feature matrix close enough to the training pools of some
+    kind of memory the model was trained on?
+
+    One bank of training summaries per training dataset, each with its own threshold, so a
+    small dataset's pools are judged against their own neighbours and not against the large
+    ones' density; the standardisation is shared.
+    """
+
+    def __init__(self, banks: Mapping[str, np.ndarray], thresholds: Mapping[str, float],
+                 ks: Mapping[str, int], mean: np.ndarray, scale: np.ndarray, *,
+                 head: int = HEAD) -> None:
+        self.banks = {n: np.asarray(b, dtype=np.float32) for n, b in banks.items()}
+        self.thresholds = {n: float(t) for n, t in thresholds.items()}
+        self.ks = {n: int(k) for n, k in ks.items()}
+        self.mean, self.scale = np.asarray(mean, float), np.asarray(scale, float)
+        self.head = int(head)
+
+    @classmethod
+    def fit(cls, summaries: np.ndarray, kinds: Sequence[str], *, k: int = K,
+            quantile: float = QUANTILE, seed: int = 0) -> PoolGate:
+        """Fit on the (n, F) summaries of the training pools and the dataset of each."""
+        s = np.asarray(summaries, dtype=np.float64)
+        kinds = np.asarray(kinds)
+        mean = s.mean(axis=0)
+        scale = np.maximum(s.std(axis=0), 1e-3)
+        z = ((s - mean) / scale).astype(np.float32)
+        names = sorted(set(kinds.tolist()))
+        cap = max(MAX_BANK // max(len(names), 1), 2)
+        rng = np.random.default_rng(seed)
+        banks, thresholds, ks = {}, {}, {}
+        for name in names:
+            bank = z[kinds == name]
+            if len(bank) > cap:
+                bank = bank[np.sort(rng.choice(len(bank), cap, replace=False))]
+            if len(bank) < 2:
+                continue
+            ks[name] = max(1, min(k, len(bank) - 1))
+            d = _kth(bank, bank, ks[name] + 1)  # +1: each summary is its own nearest
+            banks[name], thresholds[name] = bank, float(np.quantile(d, quantile))
+        return cls(banks, thresholds, ks, mean, scale)
+
+    def distance(self, x: np.ndarray) -> tuple[float, str]:
+        """(ratio, dataset): the pool's distance to its k-th nearest training pool of the
+        closest dataset, as a multiple of that dataset's threshold (≤ 1: accepted)."""
+        z = ((summarise(x, self.head) - self.mean) / self.scale).astype(np.float32)[None, :]
+        ratios = {n: float(_kth(z, b, self.ks[n])[0]) / max(self.thresholds[n], 1e-9)
+                  for n, b in self.banks.items()}
+        name = min(ratios, key=ratios.__getitem__)
+        return ratios[name], name
+
+    def accepts(self, x: np.ndarray) -> bool:
+        return self.distance(x)[0] <= 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Arrays and numbers (the checkpoint stores the arrays as tensors, the banks fp16)."""
+        return {"banks": {n: b.astype(np.float16) for n, b in self.banks.items()},
+                "thresholds": self.thresholds, "ks": self.ks, "mean": self.mean,
+                "scale": self.scale, "head": self.head}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> PoolGate:
+        return cls({n: np.asarray(b, dtype=np.float32) for n, b in d["banks"].items()},
+                   d["thresholds"], d["ks"], np.asarray(d["mean"], float),
+                   np.asarray(d["scale"], float), head=int(d["head"]))
+
+
+def _kth(a: np.ndarray, bank: np.ndarray, k: int) -> np.ndarray:
+    """Euclidean distance of each row of ``a`` to its ``k``-th nearest row of ``bank``."""
+    d2 = (a * a).sum(1)[:, None] - 2.0 * a @ bank.T + (bank * bank).sum(1)[None, :]
+    k = min(k, bank.shape[0])
+    return np.sqrt(np.maximum(np.partition(d2, k - 1, axis=1)[:, k - 1], 0.0))
+
+
+__all__ = ["HEAD", "K", "QUANTILE", "PoolGate", "summarise"]
