@@ -1,13 +1,15 @@
-"""Reranker latency through the product pipeline (measure and print; nothing is asserted).
+"""Latency per stage through the product pipeline (measure and print; nothing is asserted).
 
-    .venv/bin/python benchmarks/bench_rerank.py [--queries 100] [--json OUT]
+    .venv/bin/python benchmarks/bench_rerank.py [--queries 100] [--validity context] [--json OUT]
 
 One LoCoMo conversation is ingested into a temporary SQLite store with its MiniLM vectors
-(cached under MEMSIEVE_HOME), then ``Pipeline.default(rerank="v2", validity="off")`` answers
-the first ``--queries`` questions of it (bench_validity.py times the validity layer).
-Per-stage times come from each response's trace: ``retrieve`` (query encoding, BM25, dense,
-fusion, pool cut), ``rerank_v1`` (500-pool), ``rerank_v2`` (10 pairs, int8); p50 / p95 in ms
-after two warm-up queries, with the torch thread count.
+(cached under MEMSIEVE_HOME) and its validity edges, then ``Pipeline.default(rerank="v2",
+validity=...)`` answers the first ``--queries`` questions of it. Per-stage times come from
+each response's trace: ``retrieve`` (query encoding, BM25, dense, fusion, pool cut),
+``rerank_v1`` (500-pool, and its gate), ``rerank_v2`` (10 pairs, int8), ``validity`` (the
+verifier over the top 10's edges); p50 / p95 in ms after two warm-up queries, with the torch
+thread count, the share of queries v1's gate let through, and the validity stage's p50 against
+the p50 of the rest of the query.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import json
 import os
 import platform
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +30,7 @@ from memsieve.eval.harness import cached_vectors
 from memsieve.pipeline import Pipeline
 from memsieve.store import open_store
 from memsieve.types import Query
+from memsieve.validity.edges import default_judge, rebuild
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -36,6 +40,7 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=SHARED / "locomo" / "locomo10.json")
     ap.add_argument("--conversation", default="conv-26")
     ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--validity", choices=("off", "context"), default="context")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     import torch
@@ -49,14 +54,21 @@ def main() -> None:
         store = open_store(Path(tmp) / "bench.db")
         store.add(memories, vectors=cached_vectors(encoder.inner, [m.text for m in memories],
                                                    progress=False), model=encoder.name)
-        pipe = Pipeline.default(store, encoder=encoder, rerank="v2", validity="off")
+        t0 = time.perf_counter()
+        n_edges = rebuild(store, args.conversation, default_judge(encoder.name))
+        edges_s = time.perf_counter() - t0
+        pipe = Pipeline.default(store, encoder=encoder, rerank="v2", validity=args.validity)
         timings: dict[str, list[float]] = {}
+        applied = []
+        stages = ("retrieve", "rerank_v1", "rerank_v2", "total") + (
+            ("validity",) if args.validity != "off" else ())
         for i, text in enumerate(questions):
             trace = pipe.run(Query(text=text, namespace=args.conversation)).trace
             if i < 2:
                 continue  # warm-up: index build, feature build, quantisation
-            for stage in ("retrieve", "rerank_v1", "rerank_v2", "total"):
+            for stage in stages:
                 timings.setdefault(stage, []).append(trace.timings_ms[stage])
+            applied.append(trace.notes.get("rerank_v1_gate", {}).get("applied", True))
         store.close()
     out = {
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
@@ -65,7 +77,14 @@ def main() -> None:
         "queries": len(questions) - 2,
         "ms": {k: {"p50": round(float(np.median(v)), 2),
                    "p95": round(float(np.percentile(v, 95)), 2)} for k, v in timings.items()},
+        "v1_gate_applied": float(np.mean(applied)),
+        "validity_edges": n_edges,
+        "edges_build_s": round(edges_s, 3),
     }
+    if "validity" in timings:
+        rest = np.array(timings["total"]) - np.array(timings["validity"])
+        out["validity_over_rest_p50"] = round(
+            float(np.median(timings["validity"]) / np.median(rest)), 3)
     print(json.dumps(out, indent=1))
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")

@@ -35,6 +35,7 @@ from memsieve.pipeline import Pipeline
 from memsieve.retrieve import Retriever
 from memsieve.store import open_store
 from memsieve.types import Query
+from memsieve.validity.edges import default_judge, rebuild
 from memsieve.validity.stage import ValidityStage
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -45,6 +46,9 @@ def build(memories, encoder, tmp: Path, name: str):
     store = open_store(tmp / f"{name}.db")
     store.add(memories, vectors=cached_vectors(encoder.inner, [m.text for m in memories],
                                                progress=True), model=encoder.name)
+    judge = default_judge(encoder.name)  # the validity layer's write-time edges, as ingest does
+    for ns in store.namespaces():
+        rebuild(store, ns, judge)
     return store
 
 
@@ -259,7 +263,7 @@ def main() -> None:
     ap.add_argument("--chain-seeds", default="101,202,303,404,505")
     ap.add_argument("--only", choices=("memora", "multihop", "latency", "locomo"),
                     action="append", help="run only these parts (repeatable)")
-    ap.add_argument("--source-policy", default="top1", choices=("top1", "nearest"),
+    ap.add_argument("--source-policy", default="top1", choices=("top1", "nearest", "edges"),
                     help="the validity stage's source policy for Memora and LoCoMo")
     ap.add_argument("--checkpoint", type=Path, help="verifier (default: the packaged one)")
     ap.add_argument("--no-gate", action="store_true", help="ignore the similarity floor")

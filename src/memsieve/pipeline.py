@@ -96,7 +96,7 @@ class Pipeline:
         k: int = 10,
         rerank: str | None = None,
         validity: str | None = "context",
-        source_policy: str = "top1",
+        source_policy: str = "edges",
         admissibility: str = "annotate",
         unresolved: str = "surface",
     ) -> Pipeline:
@@ -108,7 +108,8 @@ class Pipeline:
         ``validity``: ``"context"`` (default) annotates the top-k with the packaged verifier
         and keeps the ranking; ``"demote"`` (opt-in) also moves flagged results down;
         ``None`` / ``"off"`` leaves the layer out (it costs ~0.2 s per query on 2 cores).
-        ``source_policy``: ``"top1"`` (default) or ``"nearest"`` (see ``ValidityStage``).
+        ``source_policy``: ``"edges"`` (default: the sources of each result's write-time
+        candidate edges), ``"top1"`` or ``"nearest"`` (see ``ValidityStage``).
         ``admissibility``: ``"annotate"`` (default), ``"enforce"`` or ``"off"``; ``unresolved``:
         ``"surface"`` (default) or ``"exclude"`` (see ``AdmissibilityStage``).
         """
@@ -131,9 +132,9 @@ class Pipeline:
                 stages += [v1] + ([v2] if v2 is not None else [])
         if validity not in (None, "off"):
             from memsieve.validity.stage import ValidityStage
-            from memsieve.validity.verifier import Verifier
+            from memsieve.validity.verifier import packaged_verifier
 
-            verifier = Verifier.load()
+            verifier = packaged_verifier()
             stages.append(ValidityStage([verifier], mode=validity, store=store, top_k=k,
                                         cache=retriever.cache, source_policy=source_policy,
                                         **verifier.stage_thresholds(encoder.name)))

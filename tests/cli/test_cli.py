@@ -376,7 +376,8 @@ def test_cli_on_postgres(pg_server: str, memories_file: Path):
                "--json", "--validity", "off")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["results"][0]["memory_id"] == "m2"
-    assert run("migrate", "--db", url).returncode == 0
+    proc = run("migrate", "--db", url)
+    assert proc.returncode == 0 and "validity edges" in proc.stderr, proc.stderr
     nobody = "postgresql://postgres@127.0.0.1:1/none"  # nothing listens on port 1
     assert_user_error(run("search", "x", "--db", nobody, "--namespace", "sam"), "cannot connect")
 

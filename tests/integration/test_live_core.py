@@ -198,6 +198,7 @@ def test_an_old_store_is_migrated_on_write_and_refused_read_only(tmp_path):
         open_store(path, readonly=True)
     with open_store(path) as store:
         assert ids(pipeline(store), "York", "sam") == ["m1"]
+        assert store.edges("sam", ["m1"]) == {}  # m005 made the edge table; nothing to link
 
 
 def test_concurrent_first_opens_serialise(store_target):

@@ -93,9 +93,10 @@ def search(
     ] = "context",
     sources: Annotated[
         str,
-        typer.Option(help="Validity sources: top1 (the best-ranked later memory) or nearest "
-                     "(the later memory closest to each result)."),
-    ] = "top1",
+        typer.Option(help="Validity sources: edges (the later memories found at write time "
+                     "that may overturn each result; the default), top1 (the best-ranked later "
+                     "memory) or nearest (the later memory of the pool closest to each result)."),
+    ] = "edges",
     admissibility: AdmissibilityOption = "annotate",
     unresolved: UnresolvedOption = "surface",
     intent: IntentOption = "unknown",
@@ -106,8 +107,8 @@ def search(
     """Find the memories that answer a query, in one namespace."""
     if validity not in ("off", "context", "demote"):
         raise ConfigError(f"--validity must be off, context or demote, got {validity!r}")
-    if sources not in ("top1", "nearest"):
-        raise ConfigError(f"--sources must be top1 or nearest, got {sources!r}")
+    if sources not in ("edges", "top1", "nearest"):
+        raise ConfigError(f"--sources must be edges, top1 or nearest, got {sources!r}")
     if (query is None) == (queries is None):
         raise ConfigError("give either a QUERY argument or --queries FILE, not both or neither")
     if queries is not None:

@@ -26,10 +26,20 @@ def train_validity(
     ] = None,
     report: Annotated[Path | None, typer.Option(help="Write the full report as JSON.")] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    calibrate_edges: Annotated[bool, typer.Option(
+        "--calibrate-edges", help="Do not train: add the write-time edge threshold (chosen on "
+        "the checkpoint's own validation data) to an already trained checkpoint.")] = False,
 ) -> None:
     """Train the validity verifier (synthetic pairs only) and choose its thresholds."""
     from memsieve.validity.train import TrainConfig, train_verifier
     from memsieve.validity.verifier import DEFAULT_CHECKPOINT
+
+    if calibrate_edges:
+        from memsieve.validity.train import calibrate_edges as calibrate
+
+        path = out or DEFAULT_CHECKPOINT
+        typer.echo(f"edge threshold {calibrate(path):.4f} written into {path}")
+        return
 
     defaults = TrainConfig()
     extra = {k: v for k, v in (("n_val", n_val), ("n_test", n_test), ("threads", threads))

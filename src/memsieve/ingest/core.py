@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from memsieve.embed import Encoder
 from memsieve.store.base import Store
 from memsieve.types import Memory
+from memsieve.validity.edges import Reader, batch_edges, default_judge, stored
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,10 +52,14 @@ class Encoded:
     read_s: float
     encode_s: float
 
-    def write(self, store: Store) -> IngestReport:
-        """Add the batch to ``store`` in one transaction and report what it took."""
+    def write(self, store: Store, *, earlier: Reader | None = None) -> IngestReport:
+        """Add the batch to ``store`` in one transaction, with the validity layer's write-time
+        candidate edges (``validity/edges.py``; ``earlier`` reads what a namespace already
+        holds, from the store by default), and report what it took."""
         t0 = time.perf_counter()
-        n = store.add(self.memories, vectors=self.vectors, model=self.model)
+        edges = batch_edges(self.memories, self.vectors, earlier or stored(store),
+                            judge=default_judge(self.model))
+        n = store.add(self.memories, vectors=self.vectors, model=self.model, edges=edges)
         return IngestReport(n, len({m.namespace for m in self.memories}), self.read_s,
                             self.encode_s, time.perf_counter() - t0)
 

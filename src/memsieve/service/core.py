@@ -19,6 +19,7 @@ from memsieve.ingest.jsonl import to_memory
 from memsieve.pipeline import Pipeline, variant
 from memsieve.store.base import Store
 from memsieve.types import Memory, Query, parse
+from memsieve.validity.edges import cached
 
 MAX_BATCH = 1000  # memories in one add; more is refused (413 over HTTP)
 
@@ -48,7 +49,7 @@ class MemoryService:
         memories = [to_memory(item, f"memories[{i}]: ") for i, item in enumerate(items)]
         with self._lock:
             encoded = encode_memories(memories, self.encoder)
-            encoded.write(self.store)
+            encoded.write(self.store, earlier=cached(self.pipeline.stages[0].cache))
         return {"added": len(memories), "ids": [m.id for m in memories]}
 
     def forget(self, namespace: str, memory_id: str, *, purge: bool = False) -> dict:

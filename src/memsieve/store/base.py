@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from memsieve.errors import ConfigError
 from memsieve.types import Memory, State
+
+if TYPE_CHECKING:
+    from memsieve.validity.edges import Edge
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,6 +102,7 @@ class Store(Protocol):
         *,
         vectors: np.ndarray | None = None,
         model: str | None = None,
+        edges: Mapping[str, Sequence[Edge]] | None = None,
     ) -> int: ...
 
     def get(self, namespace: str, memory_id: str) -> Memory: ...
@@ -142,6 +146,10 @@ class Store(Protocol):
     def neighbours(
         self, namespace: str, memory_ids: Sequence[str], window: int = 1
     ) -> dict[str, list[Memory]]: ...
+
+    def edges(self, namespace: str, target_ids: Sequence[str]) -> dict[str, list[Edge]]: ...
+
+    def set_edges(self, namespace: str, edges: Sequence[Edge]) -> None: ...
 
     def record_exposure(self, exposure: Exposure) -> Exposure: ...
 

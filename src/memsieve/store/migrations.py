@@ -145,6 +145,16 @@ def m004_units_and_audit(conn: sqlite3.Connection) -> None:
     conn.executemany("INSERT INTO units VALUES (?, ?, ?, ?)", unit_rows(rows))
 
 
+@migration
+def m005_validity_edges(conn: sqlite3.Connection) -> None:
+    """Write-time candidate edges of the validity layer (``sql.edge_tables``); a store written
+    before them gets its edges from ``memsieve migrate``."""
+    from memsieve.store.sql import edge_tables
+
+    for sql in edge_tables():
+        conn.execute(sql)
+
+
 LATEST = MIGRATIONS[-1][0]
 
 

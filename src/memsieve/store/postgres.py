@@ -21,7 +21,14 @@ from typing import Any
 import numpy as np
 
 from memsieve.errors import ConfigError, MissingDependency, StoreError
-from memsieve.store.sql import SQLStore, _reason, audit_tables, refuse_foreign, unit_rows
+from memsieve.store.sql import (
+    SQLStore,
+    _reason,
+    audit_tables,
+    edge_tables,
+    refuse_foreign,
+    unit_rows,
+)
 
 SCHEMA = [
     "CREATE EXTENSION IF NOT EXISTS vector",
@@ -74,6 +81,7 @@ MIGRATIONS = [
     ("p001_live_core", SCHEMA),
     ("p002_units_and_audit",
      [*audit_tables("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"), _backfill_units]),
+    ("p003_validity_edges", edge_tables()),
 ]
 _LOCK_KEY = 7_316_405_201  # advisory lock: concurrent first opens run the schema once
 

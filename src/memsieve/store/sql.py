@@ -16,7 +16,7 @@ import dataclasses
 import json
 import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -35,6 +35,7 @@ from memsieve.store.base import (
     id_list,
 )
 from memsieve.types import Memory, State
+from memsieve.validity.edges import Edge
 
 COLUMNS = (
     "id, namespace, conversation_id, session_id, turn_index, speaker, text, timestamp, "
@@ -156,12 +157,15 @@ class SQLStore:
         *,
         vectors: np.ndarray | None = None,
         model: str | None = None,
+        edges: Mapping[str, Sequence[Edge]] | None = None,
     ) -> int:
         """Insert or update (by namespace and id) a batch in one transaction; return the count.
 
         ``vectors`` (one float row per memory) and the ``model`` that made them are stored with
         the rows; a store holds vectors of one model only. Within a batch, the last copy of a
-        repeated (namespace, id) wins; an update keeps the memory's place in store order.
+        repeated (namespace, id) wins; an update keeps the memory's place in store order and
+        drops the validity edges it had (its text changed). ``edges`` (namespace → the batch's
+        write-time validity edges, ``validity/edges.py``) are written in the same transaction.
         """
         memories = list(memories)
         if not memories:
@@ -208,6 +212,7 @@ class SQLStore:
                     else:
                         seq = prev[0]
                         self._exec("DELETE FROM units WHERE namespace=? AND seq=?", (ns, seq))
+                        self._drop_edges(ns, seq)
                         self._exec(
                             f"""UPDATE memories SET conversation_id=?, session_id=?,
                                  turn_index=?, speaker=?, text=?, timestamp=?, state=?,
@@ -223,7 +228,46 @@ class SQLStore:
                 self._many("INSERT INTO postings VALUES (?, ?, ?, ?, ?)", posts)
                 self._many("INSERT INTO units VALUES (?, ?, ?, ?)", unit_rows(units))
                 self._stats(ns, docs, terms)
+                self._put_edges(ns, (edges or {}).get(ns, ()))
         return len(batch)
+
+    def _put_edges(self, ns: str, edges: Sequence[Edge]) -> None:
+        """Insert edges (ids resolved to seqs; an edge naming a missing memory is skipped)."""
+        if not edges:
+            return
+        seqs = {mid: v[0] for mid, v in self._existing(
+            ns, [e.source for e in edges] + [e.target for e in edges]).items()}
+        self._many(
+            """INSERT INTO validity_edges VALUES (?, ?, ?, ?)
+               ON CONFLICT (namespace, target, source) DO UPDATE SET score = excluded.score""",
+            [(ns, seqs[e.target], seqs[e.source], float(e.score)) for e in edges
+             if e.source in seqs and e.target in seqs])
+
+    def _drop_edges(self, ns: str, seq: int) -> None:
+        self._exec("DELETE FROM validity_edges WHERE namespace=? AND (source=? OR target=?)",
+                   (ns, seq, seq))
+
+    def set_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
+        """Replace every validity edge of a namespace (``memsieve migrate`` backfills stores
+        written before edges existed)."""
+        with self._write():
+            self._bump(namespace)
+            self._exec("DELETE FROM validity_edges WHERE namespace=?", (namespace,))
+            self._put_edges(namespace, edges)
+
+    def edges(self, namespace: str, target_ids: Sequence[str]) -> dict[str, list[Edge]]:
+        """The write-time validity edges into each target, best score first; sources that
+        are forgotten are left out (they are out of search, and out of evidence)."""
+        out: dict[str, list[Edge]] = {}
+        for chunk in chunks(list(dict.fromkeys(target_ids))):
+            q = ("SELECT t.id, s.id, e.score FROM validity_edges e "
+                 "JOIN memories t ON t.namespace = e.namespace AND t.seq = e.target "
+                 "JOIN memories s ON s.namespace = e.namespace AND s.seq = e.source "
+                 f"WHERE e.namespace=? AND t.id IN ({','.join('?' * len(chunk))}) "
+                 "AND s.state != ? ORDER BY e.score DESC, s.seq")
+            for tid, sid, score in self._rows(q, [namespace, *chunk, State.forgotten.value]):
+                out.setdefault(tid, []).append(Edge(sid, tid, float(score)))
+        return out
 
     def _analyze(self, texts: Sequence[str]) -> list[list[str]]:
         if self._analyzer is None:
@@ -330,6 +374,7 @@ class SQLStore:
                     self._exec(f"DELETE FROM memories WHERE {self.NS_BY_SEQ} AND seq=?",
                                (namespace, seq))
                     self._exec("DELETE FROM units WHERE namespace=? AND seq=?", (namespace, seq))
+                    self._drop_edges(namespace, seq)
                     self._exec("""INSERT INTO removed VALUES (?, ?, ?)
                                   ON CONFLICT (namespace, seq) DO UPDATE
                                   SET version = excluded.version""", (namespace, seq, rev))
@@ -599,6 +644,17 @@ def audit_tables(serial: str) -> list[str]:
         f"""CREATE TABLE erasures (
             seq {serial}, time TEXT NOT NULL, namespace TEXT NOT NULL, count INTEGER NOT NULL)""",
         "CREATE INDEX memories_session ON memories (namespace, session_id, turn_index)",
+    ]
+
+
+def edge_tables() -> list[str]:
+    """DDL both backends share (SQLite m005, PostgreSQL p003): the validity layer's
+    write-time candidate edges, by seq (a purge or a rewrite drops them with the memory)."""
+    return [
+        """CREATE TABLE validity_edges (
+            namespace TEXT NOT NULL, target BIGINT NOT NULL, source BIGINT NOT NULL,
+            score REAL NOT NULL, PRIMARY KEY (namespace, target, source))""",
+        "CREATE INDEX validity_edges_source ON validity_edges (namespace, source)",
     ]
 
 

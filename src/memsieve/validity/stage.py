@@ -23,6 +23,7 @@ from memsieve.store.base import Store
 from memsieve.trace import Trace
 from memsieve.types import Candidate, Memory, Query, check_no_eval_fields
 from memsieve.validity.compose import edge_scores, noisy_or, propagate
+from memsieve.validity.edges import Edge
 from memsieve.validity.verifier import PairScorer
 
 
@@ -36,6 +37,7 @@ class SourcePolicy(enum.StrEnum):
     top1 = "top1"  # the best-ranked later memory (§11: the deployed policy)
     topn = "topn"  # the n best-ranked later memories
     nearest = "nearest"  # the n later pool memories closest to the target (embedding cosine)
+    edges = "edges"  # the sources of the target's write-time candidate edges (the store's)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,7 +92,9 @@ class ValidityStage:
             ``topn`` rank them by the earlier stages' order (what the query asks), ``nearest``
             by embedding similarity to the target (what the target says): for list-like
             questions ("what's left on my to-do list?") the turn that drops *this* item is
-            rarely the best-ranked later one.
+            rarely the best-ranked later one. ``edges`` takes the sources of the target's
+            write-time candidate edges (``validity/edges.py``; in the pool or not, those in
+            the pool first, by rank): a result without an edge costs no verifier pass.
         cache: the retriever's index cache, to share its vectors (optional).
         min_similarity: a source the policy picked is scored only if the cosine of its
             embedding with the target's is at least this (the store's vectors): a turn about
@@ -98,6 +102,9 @@ class ValidityStage:
             ``None`` (default) gates nothing. The packaged checkpoint carries a floor chosen on
             generator validation data for the ``minilm`` encoder (``Pipeline.default`` uses it
             when the store was embedded with that encoder).
+        edge_threshold: with ``edges``, a write-time edge is judged only if its query-blind
+            score reaches this (the packaged checkpoint carries one chosen on generator
+            validation data, for ``minilm`` stores); ``None`` judges every edge.
         sources: an explicit map target id → source ids (overrides the policy for those ids).
         dependencies: child id → parent ids it depends on; invalidity propagates along them.
         context_threshold: ``invalid_score`` at or above which a result is flagged.
@@ -117,6 +124,7 @@ class ValidityStage:
         n_sources: int = 1,
         cache: IndexCache | None = None,
         min_similarity: float | None = None,
+        edge_threshold: float | None = None,
         sources: Mapping[str, Sequence[str]] | None = None,
         dependencies: Mapping[str, Sequence[str]] | None = None,
         top_k: int = 10,
@@ -141,6 +149,8 @@ class ValidityStage:
         self.dependencies = {k: list(v) for k, v in (dependencies or {}).items()}
         if (self.sources or self.dependencies) and store is None:
             raise ConfigError("explicit sources or dependencies need the store to resolve ids")
+        if self.source_policy is SourcePolicy.edges and store is None:
+            raise ConfigError("source_policy='edges' needs the store (it keeps the edges)")
         needs_vectors = self.source_policy is SourcePolicy.nearest or min_similarity is not None
         if needs_vectors and cache is None:
             if store is None:
@@ -148,6 +158,7 @@ class ValidityStage:
                                   "(for its vectors)")
             cache = IndexCache(store, capacity=2)
         self.cache, self.min_similarity = cache, min_similarity
+        self.edge_threshold = edge_threshold
         self.top_k = top_k
         self.context_threshold = context_threshold
         self.demote_threshold = (
@@ -157,7 +168,8 @@ class ValidityStage:
     # -- selection ---------------------------------------------------------------------------
 
     def _sources_for(
-        self, target: Memory, pool: Sequence[tuple[Memory, datetime | None]], namespace: str
+        self, target: Memory, pool: Sequence[tuple[Memory, datetime | None]], namespace: str,
+        edges: Mapping[str, Sequence[Edge]],
     ) -> list[Memory]:
         """The target's sources: the caller's map, else the policy over the later ``pool``
         memories (each with its naive timestamp, precomputed once per query)."""
@@ -174,6 +186,8 @@ class ValidityStage:
                     )
                 out.append(src)
             return out
+        if self.source_policy is SourcePolicy.edges:
+            return self._edge_sources(edges.get(target.id, ()), pool, namespace)
         if target.timestamp is None:
             return []
         t = _naive(target.timestamp)
@@ -193,6 +207,20 @@ class ValidityStage:
                   else np.arange(len(later)))[: self.n_sources]
         floor = self.min_similarity if self.min_similarity is not None else -np.inf
         return [later[i] for i in chosen if sims[i] >= floor]
+
+    def _edge_sources(self, edges: Sequence[Edge], pool: Sequence[tuple[Memory, datetime | None]],
+                      namespace: str) -> list[Memory]:
+        if not edges:
+            return []
+        if self.edge_threshold is not None:
+            edges = [e for e in edges if e.score >= self.edge_threshold]
+        rank = {m.id: i for i, (m, _) in enumerate(pool)}
+        in_pool = {m.id: m for m, _ in pool}
+        ids = sorted((e.source for e in edges),
+                     key=lambda sid: rank.get(sid, len(rank)))[: self.n_sources]
+        return [in_pool[sid] if sid in in_pool
+                else self.store.get(namespace, sid)  # type: ignore[union-attr]
+                for sid in ids]
 
     def _ancestors(self, ids: Sequence[str]) -> list[str]:
         seen: list[str] = []
@@ -215,8 +243,10 @@ class ValidityStage:
         by_id = {t.id: t for t in targets}
         timed = [(c.memory, _naive(c.memory.timestamp) if c.memory.timestamp else None)
                  for c in pool]
+        edges = (self.store.edges(query.namespace, [t.id for t in targets])  # type: ignore[union-attr]
+                 if self.source_policy is SourcePolicy.edges else {})
         for t in targets:
-            for src in self._sources_for(t, timed, query.namespace):
+            for src in self._sources_for(t, timed, query.namespace, edges):
                 pairs.append((t.id, src))
         edges = np.zeros(len(pairs))
         if pairs:

@@ -63,6 +63,7 @@ TEST_OFFSET = 2_000_003
 CONTEXT_PRECISION = 0.90
 DEMOTE_PRECISION = 0.95
 SIMILARITY_KEEP = 0.98  # the source-target similarity floor keeps this share of positives
+EDGE_KEEP = 0.95  # the write-time (query-blind) edge threshold keeps this share of positives
 
 
 @dataclasses.dataclass(frozen=True)
@@ -174,6 +175,32 @@ def similarity_floor(examples: Sequence[Example], encoder: Any, *,
     floor = float(np.quantile(sims(pos), 1.0 - keep, method="inverted_cdf"))
     gated = float(np.mean(sims(neg) < floor)) if neg else 0.0
     return {"min_similarity": floor, "negatives_gated": gated}
+
+
+def edge_threshold(verifier: Verifier, examples: Sequence[Example], *,
+                   keep: float = EDGE_KEEP) -> float:
+    """The stage's ``edge_threshold``: the largest query-blind score (``edges.blind_pairs``:
+    the target stands in for the query) that keeps ``keep`` of the positive ``examples``
+    (validation data). Write-time edges below it are not judged at query time."""
+    from memsieve.validity.edges import blind_pairs
+
+    pos = [e for e in examples if e.label]
+    if not pos:
+        raise ConfigError("the edge threshold needs positive examples")
+    scores = verifier.score(blind_pairs([(e.source, e.target) for e in pos]))
+    return float(np.quantile(scores, 1.0 - keep, method="inverted_cdf"))
+
+
+def calibrate_edges(path: str | Any) -> float:
+    """Add ``edge_threshold`` (on the checkpoint's own validation data) to a trained
+    verifier's thresholds, in place: the same tensors, one more number in its config."""
+    verifier = Verifier.load(path)
+    seed = int(verifier.config.get("train", {}).get("seed", TrainConfig.seed))
+    n_val = int(verifier.config.get("train", {}).get("n_val", TrainConfig.n_val))
+    t = edge_threshold(verifier, generate(n_val, seed + VAL_OFFSET))
+    thresholds = {**verifier.thresholds, "edge_threshold": t}
+    verifier.save(path, config={"thresholds": thresholds})
+    return t
 
 
 def split_report(
@@ -379,6 +406,7 @@ def _evaluate(verifier: Verifier, cfg: TrainConfig, *, progress: bool) -> dict[s
 
     gate = similarity_floor(val, MiniLMEncoder())
     thresholds["min_similarity"] = gate["min_similarity"]
+    thresholds["edge_threshold"] = edge_threshold(verifier, val)
     report = {
         "config": dataclasses.asdict(cfg),
         "thresholds": thresholds,

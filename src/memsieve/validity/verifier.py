@@ -177,11 +177,13 @@ class Verifier:
 
     def stage_thresholds(self, encoder_name: str) -> dict[str, float]:
         """The thresholds as ``ValidityStage`` keywords for a store embedded with
-        ``encoder_name``: the similarity floor was chosen in the ``minilm`` embedding space and
-        is left out (no gate) for any other encoder."""
+        ``encoder_name``: the similarity floor and the edge threshold were chosen for the
+        ``minilm`` embedding space (its stores' edges carry this verifier's query-blind score)
+        and are left out for any other encoder."""
         out = self.thresholds
         if encoder_name != self.config.get("similarity_model"):
             out.pop("min_similarity", None)
+            out.pop("edge_threshold", None)
         return out
 
     # -- scoring -----------------------------------------------------------------------------
@@ -220,3 +222,26 @@ class Verifier:
                 probs = torch.softmax(logits.float(), dim=-1)[:, 1]
                 out[idx] = probs.cpu().numpy().astype(np.float64)
         return out
+
+
+_PACKAGED: list[Verifier] = []
+_CONFIG: list[dict] = []
+
+
+def packaged_config() -> dict:
+    """The released checkpoint's config (thresholds, similarity model) without building the
+    model: {} when it is not installed."""
+    if not _CONFIG:
+        import torch
+
+        _CONFIG.append(torch.load(DEFAULT_CHECKPOINT, map_location="cpu", weights_only=True)
+                       ["config"] if DEFAULT_CHECKPOINT.is_file() else {})
+    return _CONFIG[0]
+
+
+def packaged_verifier() -> Verifier:
+    """The released verifier, loaded once per process (the write path's edge judge and the
+    default pipeline share it)."""
+    if not _PACKAGED:
+        _PACKAGED.append(Verifier.load())
+    return _PACKAGED[0]

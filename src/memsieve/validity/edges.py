@@ -1,0 +1,209 @@
+"""Write-time candidate edges of the validity layer: which earlier memories a new one may
+overturn, found once when it is added, so a query judges only results that have one.
+
+When a memory (the *source*) is added, its candidates are the earlier memories of its
+namespace (``is_later(source, target)``) by the same speaker, or any when either has none,
+among its ``SCAN`` most similar, whose embedding cosine with it is at least ``floor``; the
+``per_source`` closest become edges ``(source, target, score)``. The score is query-blind:
+the packaged verifier's with the target standing in for the query (``blind_pairs``) when the
+store holds the vectors its similarity floor was chosen on (MiniLM), else the cosine. At query
+time the validity stage's ``edges`` source policy judges a top-k result only against the
+sources of its edges whose score reaches ``edge_threshold`` (chosen on generator validation
+data to keep 95% of the positives), with the query-conditioned verifier, and skips results
+without one: on LoCoMo chat 16% of the edges pass, so most results cost no verifier pass.
+Purging either end removes the edge and rewriting a memory's text drops its edges and finds
+new ones (the store does both in the same transaction); a forgotten source is left out when
+edges are read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from memsieve.types import Memory, State
+
+FLOOR = 0.414  # the verifier's source similarity floor (MiniLM cosine, generator validation)
+PER_SOURCE = 2
+SCAN = 64  # most similar memories looked at per source (bounds a bulk ingest's work)
+
+
+@dataclasses.dataclass(frozen=True)
+class Edge:
+    source: str
+    target: str
+    score: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Held:
+    """What a namespace already holds, as the edge finder needs it: the ids and vectors of
+    its searchable memories, and a way to read the records of some rows (only candidates are
+    read, so a write into a big namespace does not read all of it)."""
+
+    ids: Sequence[str]
+    matrix: np.ndarray
+    fetch: Callable[[Sequence[int]], list[Memory]]
+
+    @classmethod
+    def empty(cls) -> Held:
+        return cls([], np.zeros((0, 0), np.float32), lambda rows: [])
+
+
+def _later(source: Memory, target: Memory) -> bool:
+    from memsieve.validity.stage import is_later
+
+    return is_later(source, target)
+
+
+Judge = Callable[[Sequence[tuple[str, str]]], np.ndarray]  # (source, target) texts -> scores
+
+
+def blind_pairs(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """Verifier triples without a query: the target stands in for it ("is what this memory
+    says still true, given the source?")."""
+    return [(target, source, target) for source, target in pairs]
+
+
+def verifier_judge(verifier: Any) -> Judge:
+    return lambda pairs: verifier.score(blind_pairs(pairs)) if pairs else np.zeros(0)
+
+
+def default_judge(model: str | None) -> Judge | None:
+    """The packaged verifier as a query-blind judge for a store embedded with ``model``: only
+    for the model its similarity floor and edge threshold were chosen on (else None: the
+    cosine is the score, and no edge threshold applies)."""
+    from memsieve.embed import MiniLMEncoder
+    from memsieve.errors import MissingDependency
+
+    name = (model or "").split(":")[0]
+    if name != MiniLMEncoder.name:  # the only model a released verifier was calibrated on;
+        return None  # decided before torch is imported, so other stores' writes stay light
+    from memsieve.validity.verifier import packaged_config, packaged_verifier
+
+    if name != packaged_config().get("similarity_model"):
+        return None
+    try:
+        return verifier_judge(packaged_verifier())
+    except MissingDependency:  # the base model package is not installed
+        return None
+
+
+def candidate_edges(
+    new: Sequence[Memory],
+    new_vectors: np.ndarray,
+    held: Held | None = None,
+    *,
+    judge: Judge | None = None,
+    floor: float = FLOOR,
+    per_source: int = PER_SOURCE,
+    chunk: int = 256,
+) -> list[Edge]:
+    """Edges from each of ``new`` (one namespace; unit vectors) to the memories it may
+    overturn among those ``held`` (a stored copy of a rewritten memory is replaced by its new
+    copy) and the rest of ``new``; scored by ``judge`` when given, else by the cosine."""
+    if not len(new):
+        return []
+    held = held or Held.empty()
+    new_vectors = np.asarray(new_vectors, np.float32)
+    n_held = len(held.ids)
+    if n_held and held.matrix.shape[1] != new_vectors.shape[1]:
+        return []  # another model's vectors: the store refuses the batch with a clear error
+    matrix = np.concatenate([held.matrix, new_vectors]) if n_held else new_vectors
+    rewritten = {m.id for m in new}
+    stale = np.array([mid in rewritten for mid in held.ids] + [False] * len(new))
+    records: dict[int, Memory] = {n_held + i: m for i, m in enumerate(new)}
+    out: list[Edge] = []
+    texts: list[tuple[str, str]] = []
+    for start in range(0, len(new), chunk):  # bounded memory for a bulk ingest
+        sims = new_vectors[start : start + chunk] @ matrix.T
+        sims[:, stale] = -np.inf
+        near = []
+        for row in sims:
+            cand = np.argpartition(-row, SCAN)[:SCAN] if len(row) > SCAN else np.arange(len(row))
+            cand = cand[row[cand] >= floor]
+            near.append(cand[np.lexsort((cand, -row[cand]))])  # most similar first
+        wanted = sorted({int(j) for c in near for j in c if j not in records})
+        records.update(zip(wanted, held.fetch(wanted), strict=True))
+        for i, source in enumerate(new[start : start + chunk]):
+            if source.timestamp is None:
+                continue
+            found = 0
+            for j in near[i]:
+                target = records[int(j)]
+                if source.speaker and target.speaker and source.speaker != target.speaker:
+                    continue
+                if _later(source, target):
+                    out.append(Edge(source.id, target.id, round(float(sims[i, j]), 6)))
+                    texts.append((source.text, target.text))
+                    found += 1
+                    if found == per_source:
+                        break
+    if judge is not None and out:
+        scores = judge(texts)
+        out = [dataclasses.replace(e, score=round(float(x), 6)) for e, x in zip(out, scores,
+                                                                                strict=True)]
+    return out
+
+
+Reader = Callable[[str], Held]
+
+
+def stored(store: Any) -> Reader:
+    """A namespace's searchable memories as the store holds them."""
+
+    def read(namespace: str) -> Held:
+        ids, matrix = store.vectors(namespace)
+        state = {}
+
+        def fetch(rows: Sequence[int]) -> list[Memory]:
+            if rows and not state:
+                state.update({m.id: m for m in store.list(namespace)})
+            return [state[ids[r]] for r in rows]
+
+        return Held(ids, matrix, fetch)
+
+    return read
+
+
+def cached(cache: Any) -> Reader:
+    """The same from a live ``IndexCache``: the vectors are already in memory and only the
+    candidates' records are read."""
+
+    def read(namespace: str) -> Held:
+        with cache.store.snapshot():
+            index = cache.get(namespace)
+            return Held(list(index.ids), index.matrix.copy(),
+                        lambda rows: index.memories(cache.store, rows))
+
+    return read
+
+
+def rebuild(store: Any, namespace: str, judge: Judge | None = None) -> int:
+    """Recompute a namespace's edges from what the store holds and replace them (``memsieve
+    migrate``: a store written before edges existed). Returns how many there are."""
+    ids, matrix = store.vectors(namespace)
+    by_id = {m.id: m for m in store.list(namespace) if m.state is not State.forgotten}
+    rows = [i for i, mid in enumerate(ids) if mid in by_id]
+    found = candidate_edges([by_id[ids[i]] for i in rows], matrix[rows],
+                            judge=judge) if rows else []
+    store.set_edges(namespace, found)
+    return len(found)
+
+
+def batch_edges(memories: Sequence[Memory], vectors: np.ndarray, read: Reader,
+                **kw: Any) -> dict[str, list[Edge]]:
+    """The write-time edges of a batch about to be added, by namespace."""
+    by_ns: dict[str, list[int]] = {}
+    for i, m in enumerate(memories):
+        by_ns.setdefault(m.namespace, []).append(i)
+    vectors = np.asarray(vectors, np.float32)
+    return {ns: candidate_edges([memories[i] for i in idx], vectors[idx], read(ns), **kw)
+            for ns, idx in by_ns.items()}
+
+
+__all__ = ["FLOOR", "PER_SOURCE", "SCAN", "Edge", "Held", "Judge", "batch_edges", "blind_pairs",
+           "cached", "candidate_edges", "default_judge", "rebuild", "stored", "verifier_judge"]

@@ -1,0 +1,136 @@
+"""Write-time candidate edges: who may overturn whom, found once at add time; kept by the store
+in the add's transaction; gone with a purge or a rewrite; a forgotten source is no evidence;
+the validity stage's ``edges`` policy judges only results that have one."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import numpy as np
+
+from memsieve.embed import HashingEncoder
+from memsieve.ingest import add_memories
+from memsieve.trace import Trace
+from memsieve.types import Candidate, Memory, Query
+from memsieve.validity.edges import Held, candidate_edges
+from memsieve.validity.stage import ValidityStage
+
+T0 = datetime(2024, 1, 1)
+
+
+def mem(i: int, text: str, speaker: str | None = "Sam", day: int | None = None) -> Memory:
+    return Memory(id=f"m{i}", namespace="ns", text=text, speaker=speaker,
+                  timestamp=None if day is None else T0 + timedelta(days=day))
+
+
+def unit(*rows: list[float]) -> np.ndarray:
+    x = np.array(rows, dtype=np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def held(mems: list[Memory], vectors: np.ndarray) -> Held:
+    return Held([m.id for m in mems], vectors, lambda rows: [mems[r] for r in rows])
+
+
+def test_edges_point_back_in_time_to_similar_memories_of_the_same_speaker():
+    earlier = [mem(0, "I work at Acme", day=0), mem(1, "I live in York", day=1),
+               mem(2, "Ann works at Acme", speaker="Ann", day=0)]
+    ev = unit([1, 0, 0], [0, 1, 0], [1, 0.01, 0])
+    new = [mem(3, "I moved to Zeta", day=5), mem(4, "undated", day=None)]
+    nv = unit([1, 0.1, 0], [1, 0, 0])
+    edges = candidate_edges(new, nv, held(earlier, ev), floor=0.5)
+    assert [(e.source, e.target) for e in edges] == [("m3", "m0")]  # not Ann's, not York
+    assert 0.99 < edges[0].score <= 1.0
+    # a source never points forward in time: the same pair from the other side gives nothing
+    assert candidate_edges([earlier[0]], ev[:1], held([new[0]], nv[:1]), floor=0.5) == []
+    # per_source bounds the edges of one source; the floor cuts dissimilar ones
+    many = [mem(10 + i, f"job {i}", day=i) for i in range(5)]
+    mv = unit(*[[1, 0.05 * i, 0] for i in range(5)])
+    got = candidate_edges([mem(20, "new job", day=9)], unit([1, 0, 0]), held(many, mv),
+                          floor=0.5, per_source=2)
+    assert [e.target for e in got] == ["m10", "m11"]
+    assert candidate_edges([mem(20, "x", day=9)], unit([0, 0, 1]), held(many, mv),
+                           floor=0.5) == []
+    # within one batch: a later memory points at an earlier one of the same batch; a
+    # rewritten memory is judged by its new copy only
+    batch = [mem(0, "I work at Acme", day=0), mem(5, "I work at Zeta now", day=3)]
+    got = candidate_edges(batch, unit([1, 0, 0], [1, 0.1, 0]), held(earlier, ev), floor=0.5)
+    assert [(e.source, e.target) for e in got] == [("m5", "m0")]
+
+
+def test_store_keeps_edges_and_drops_them_with_a_purge_or_a_rewrite(any_store):
+    enc = HashingEncoder()
+    old = Memory(id="a", namespace="ns", text="Sam: I work at Acme as a baker", speaker="Sam",
+                 timestamp=T0)
+    new = Memory(id="b", namespace="ns", text="Sam: I work at Acme as a manager now",
+                 speaker="Sam", timestamp=T0 + timedelta(days=3))
+    add_memories(any_store, [old], enc)
+    add_memories(any_store, [new], enc)  # a later write: its edge points at the stored one
+    got = any_store.edges("ns", ["a", "b"])
+    assert [(e.source, e.target) for e in got["a"]] == [("b", "a")] and "b" not in got
+    any_store.forget("ns", "b")
+    assert any_store.edges("ns", ["a"]) == {}  # a forgotten source is no evidence
+    any_store.set_state("ns", "b", "current")
+    assert list(any_store.edges("ns", ["a"])) == ["a"]
+    add_memories(any_store, [Memory(id="b", namespace="ns", text="Ann: lovely weather",
+                                    speaker="Ann", timestamp=new.timestamp)], enc)
+    assert any_store.edges("ns", ["a"]) == {}  # rewritten: its old edge went with its text
+    add_memories(any_store, [new], enc)
+    assert list(any_store.edges("ns", ["a"])) == ["a"]
+    assert any_store.purge("ns", ["a"]) == 1
+    any_store.add([Memory(id="a2", namespace="ns", text="x", timestamp=T0)])
+    assert any_store.edges("ns", ["a", "a2", "b"]) == {}
+
+
+class Counting:
+    """A scorer that says every pair overturns, and counts the pairs it was asked about."""
+
+    def __init__(self) -> None:
+        self.pairs = 0
+
+    def score(self, triples):
+        self.pairs += len(triples)
+        return np.ones(len(triples))
+
+
+def test_edges_policy_judges_only_results_with_an_edge(fresh_store):
+    enc = HashingEncoder()
+    mems = [Memory(id="job", namespace="ns", text="Sam: I work at Acme as a baker",
+                   speaker="Sam", timestamp=T0),
+            Memory(id="pet", namespace="ns", text="Sam: my cat is called Tom", speaker="Sam",
+                   timestamp=T0 + timedelta(days=1)),
+            Memory(id="job2", namespace="ns", text="Sam: I work at Acme as a manager now",
+                   speaker="Sam", timestamp=T0 + timedelta(days=2))]
+    add_memories(fresh_store, mems, enc)
+    scorer = Counting()
+    stage = ValidityStage([scorer], store=fresh_store, source_policy="edges")
+    cands = [Candidate(m, score=1.0) for m in reversed(mems)]
+    out = stage(Query(text="Where does Sam work?", namespace="ns"), cands, trace=Trace())
+    flagged = {c.memory.id: c.annotations["validity"] for c in out}
+    assert flagged["job"].status == "possibly_outdated" and flagged["job"].superseded_by == "job2"
+    assert flagged["pet"].status == "current" and flagged["job2"].status == "current"
+    assert scorer.pairs == 1  # only the result with an edge cost a verifier pass
+
+
+def test_a_judge_scores_edges_and_the_stage_judges_only_those_above_its_threshold(fresh_store):
+    earlier = [mem(0, "I work at Acme", day=0), mem(1, "I work at Acme, in sales", day=1)]
+    new = [mem(2, "I work at Zeta now", day=5)]
+    seen = []
+
+    def judge(pairs):
+        seen.extend(pairs)
+        return np.array([0.9 if "sales" not in t else 0.01 for _, t in pairs])
+
+    edges = candidate_edges(new, unit([1, 0.1, 0]), held(earlier, unit([1, 0, 0], [1, 0.05, 0])),
+                            judge=judge, floor=0.5)
+    assert {(e.target, e.score) for e in edges} == {("m0", 0.9), ("m1", 0.01)}
+    assert all(s == "I work at Zeta now" for s, _ in seen)  # one batch of (source, target)
+    fresh_store.add(earlier + new)
+    fresh_store.set_edges("ns", edges)
+    scorer = Counting()
+    stage = ValidityStage([scorer], store=fresh_store, source_policy="edges", edge_threshold=0.5)
+    out = stage(Query(text="Where does Sam work?", namespace="ns"),
+                [Candidate(m, score=1.0) for m in earlier + new], trace=Trace())
+    status = {c.memory.id: c.annotations["validity"].status for c in out}
+    assert status == {"m0": "possibly_outdated", "m1": "current", "m2": "current"}
+    assert scorer.pairs == 1
