@@ -163,8 +163,8 @@ class SQLStore:
 
         ``vectors`` (one float row per memory) and the ``model`` that made them are stored with
         the rows; a store holds vectors of one model only. Within a batch, the last copy of a
-        repeated (namespace, id) wins; an update keeps the memory's place in store order and
-        drops the validity edges it had (its text changed). ``edges`` (namespace → the batch's
+        repeated (namespace, id) wins; an update keeps the memory's place in store order, and
+        one that changes the text drops the validity edges the memory had. ``edges`` (namespace → the batch's
         write-time validity edges, ``validity/edges.py``) are written in the same transaction.
         """
         memories = list(memories)
@@ -212,7 +212,8 @@ class SQLStore:
                     else:
                         seq = prev[0]
                         self._exec("DELETE FROM units WHERE namespace=? AND seq=?", (ns, seq))
-                        self._drop_edges(ns, seq)
+                        if prev[2] != m.text:  # same text (a re-ingest): its edges still hold
+                            self._drop_edges(ns, seq)
                         self._exec(
                             f"""UPDATE memories SET conversation_id=?, session_id=?,
                                  turn_index=?, speaker=?, text=?, timestamp=?, state=?,

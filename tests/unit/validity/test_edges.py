@@ -72,6 +72,8 @@ def test_store_keeps_edges_and_drops_them_with_a_purge_or_a_rewrite(any_store):
     assert any_store.edges("ns", ["a"]) == {}  # a forgotten source is no evidence
     any_store.set_state("ns", "b", "current")
     assert list(any_store.edges("ns", ["a"])) == ["a"]
+    add_memories(any_store, [old], enc)  # re-ingesting the same text keeps what points at it
+    assert list(any_store.edges("ns", ["a"])) == ["a"]
     add_memories(any_store, [Memory(id="b", namespace="ns", text="Ann: lovely weather",
                                     speaker="Ann", timestamp=new.timestamp)], enc)
     assert any_store.edges("ns", ["a"]) == {}  # rewritten: its old edge went with its text
