@@ -164,8 +164,9 @@ class SQLStore:
         ``vectors`` (one float row per memory) and the ``model`` that made them are stored with
         the rows; a store holds vectors of one model only. Within a batch, the last copy of a
         repeated (namespace, id) wins; an update keeps the memory's place in store order, and
-        one that changes the text drops the validity edges the memory had. ``edges`` (namespace → the batch's
-        write-time validity edges, ``validity/edges.py``) are written in the same transaction.
+        one that changes the text drops the validity edges the memory had. ``edges``
+        (namespace → the batch's write-time validity edges, ``validity/edges.py``) are written
+        in the same transaction.
         """
         memories = list(memories)
         if not memories:
