@@ -37,7 +37,7 @@ from memsieve.retrieve import Retriever
 from memsieve.store import open_store
 from memsieve.trace import Trace
 from memsieve.types import Memory, Query
-from memsieve.validity.edges import default_judge, rebuild
+from memsieve.validity.edges import rebuild, verifier_judge
 from memsieve.validity.stage import ValidityStage
 from memsieve.validity.verifier import Verifier
 
@@ -57,20 +57,22 @@ def memories(h: dict) -> list[Memory]:
             for i, t in enumerate(h["turns"])]
 
 
-def filled(histories: list[dict], encoder: MemoEncoder, tmp: Path):
-    """A store in ``tmp`` holding every history as its own namespace."""
+def filled(histories: list[dict], encoder: MemoEncoder, tmp: Path, verifier: Verifier):
+    """A store in ``tmp`` holding every history as its own namespace, with the write-time
+    edges ``verifier`` judges (as ingest does with the packaged one)."""
     store = open_store(tmp / "n.db")
     for h in histories:
         mems = memories(h)
         store.add(mems, vectors=encoder.encode([m.text for m in mems]), model=encoder.name)
-        rebuild(store, h["id"], default_judge(encoder.name))  # write-time edges, as ingest
+        rebuild(store, h["id"], verifier_judge(verifier))
     return store
 
 
 def run(histories: list[dict], policy: str, verifier: Verifier, encoder: MemoEncoder) -> dict:
     out: dict[str, list[float]] = {"flag_recall": [], "flag_names_source": [],
                                    "false_flag": [], "demote_current_first": []}
-    with tempfile.TemporaryDirectory() as tmp, filled(histories, encoder, Path(tmp)) as store:
+    with tempfile.TemporaryDirectory() as tmp, filled(histories, encoder, Path(tmp),
+                                                       verifier) as store:
         retriever = Retriever(store, encoder, method="fusion")
         th = verifier.stage_thresholds(encoder.name)
         stages = {mode: ValidityStage([verifier], mode=mode, store=store, top_k=10,
@@ -103,7 +105,8 @@ def timing(histories: list[dict], verifier: Verifier, encoder: MemoEncoder,
     """p50 ms of the query without the validity stage (query encoding included) and of the
     stage (context, the given source policy)."""
     rest, stage_ms = [], []
-    with tempfile.TemporaryDirectory() as tmp, filled(histories, encoder, Path(tmp)) as store:
+    with tempfile.TemporaryDirectory() as tmp, filled(histories, encoder, Path(tmp),
+                                                       verifier) as store:
         retriever = Retriever(store, encoder.inner, method="fusion")  # encodes every query
         stage = ValidityStage([verifier], mode="context", store=store, top_k=10,
                               cache=retriever.cache, source_policy=policy,
@@ -126,11 +129,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--split", choices=["dev", "test", "both"], default="dev")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--checkpoint", type=Path, help="verifier (default: the packaged one)")
+    ap.add_argument("--no-timing", action="store_true", help="skip the latency part")
     args = ap.parse_args()
-    verifier = Verifier.load()
+    verifier = Verifier.load(args.checkpoint)
     encoder = MemoEncoder(MiniLMEncoder())
     splits = ["dev", "test"] if args.split == "both" else [args.split]
-    result: dict = {"data": str(DATA.name), "machine": machine(), "splits": {}}
+    result: dict = {"data": str(DATA.name), "machine": machine(), "splits": {},
+                    "checkpoint": str(args.checkpoint or "packaged")}
     for split in splits:
         histories = load(split)
         result["splits"][split] = {p: run(histories, p, verifier, encoder)
@@ -139,8 +145,10 @@ def main() -> None:
             print(f"{split} {policy}: " + "  ".join(
                 f"{k} {v['mean']:.2f} [{v['ci95'][0]:.2f}, {v['ci95'][1]:.2f}] (n={v['n']})"
                 for k, v in s.items()))
-    result["timing"] = {p: timing(load("dev"), verifier, encoder, p) for p in ("top1", "edges")}
-    print(f"timing (dev): {result['timing']}")
+    if not args.no_timing:
+        result["timing"] = {p: timing(load("dev"), verifier, encoder, p)
+                            for p in ("top1", "edges")}
+        print(f"timing (dev): {result['timing']}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=1) + "\n")
