@@ -136,7 +136,7 @@ def main() -> None:
     encoder = MemoEncoder(MiniLMEncoder())
     splits = ["dev", "test"] if args.split == "both" else [args.split]
     result: dict = {"data": str(DATA.name), "machine": machine(), "splits": {},
-                    "checkpoint": str(args.checkpoint or "packaged")}
+                    "checkpoint": args.checkpoint.name if args.checkpoint else "packaged"}
     for split in splits:
         histories = load(split)
         result["splits"][split] = {p: run(histories, p, verifier, encoder)
