@@ -293,6 +293,12 @@ MISTAKES = {
                                                  _jsonl(t, "keys.json", '{"short": ["a"]}')),
     "mcp with an unknown transport": lambda t, db: ("mcp", "--db", str(db), "--namespace", "sam",
                                                     "--transport", "tcp"),
+    "train v2 on an unknown dataset": lambda t, db: ("train", "v2", "--datasets", "bogus",
+                                                     "--out", str(t / "x.pt")),
+    "train v2 on other datasets into the package": lambda t, db: ("train", "v2", "--datasets",
+                                                                  "locomo,rhelm"),
+    "train v1 with every dataset excluded": lambda t, db: (
+        "train", "v1", "--exclude", "locomo,rhelm,longmemeval,memora", "--out", str(t / "x.pt")),
 }
 
 

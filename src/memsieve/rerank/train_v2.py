@@ -1,21 +1,24 @@
 """Training of the v2 cross-encoder: listwise softmax cross-entropy over v1's top lists.
 
-Data: the queries of the train groups (LoCoMo train half of a split seed, or every
-conversation for the default). Each query's list is v1's top ``list_size`` (the hard negatives
-v2 meets at inference, and more) plus any gold turn v1 left out, so every query teaches. The
-target spreads its mass evenly over the gold turns (as v1's loss does, ``listwise_loss``).
+Data: the queries of the train groups of several datasets (one ``Part`` per dataset, as v1's
+training takes them: the train halves of a split seed of LoCoMo, RHELM, LongMemEval and
+Memora, or every group for the default). Each query's list is v1's top ``list_size`` (the hard
+negatives v2 meets at inference, from every dataset) plus any gold turn v1 left out, so every
+query teaches. The target spreads its mass evenly over the gold turns (as v1's loss does,
+``listwise_loss``); each dataset's lists weigh ``1 / sqrt(n)`` (normalised), as in v1.
 
 Model: ``CrossEncoder.from_base``: the packaged MiniLM, top ``n_trainable_layers`` layers and
 the head trained. The frozen layers' output is computed once per pair (fp16 cache), so an epoch
 runs only the trained layer: a few minutes per seed on 2 CPU cores.
 
-Selection: one train group, drawn with ``random.Random(seed)`` (the one v1's training holds
-out), is held out. The lists come from a v1 trained here on the other train groups only (v1's
-own recipe with ``refit=False``), so the held-out lists are as good as v1's lists on unseen
-conversations; a v1 that had seen the held-out group would look better there than at test and
-bias ``w`` toward v1. After each epoch the model scores the held-out queries' top-10; for each
-v1 weight ``w`` in ``WEIGHTS`` the reordered lists give an MRR; the epoch and ``w`` with the
-best MRR are kept (no refit on the held-out group).
+Selection: the train groups v1's training holds out (``VAL_SHARE`` of each dataset's, drawn
+with ``random.Random(seed)``) are held out here too. The lists come from a v1 trained here on
+the other train groups only (v1's own recipe with ``refit=False``), so the held-out lists are
+as good as v1's lists on unseen groups; a v1 that had seen them would look better there than
+at test and bias ``w`` toward v1. After each epoch the model scores the held-out queries'
+top-10; for each v1 weight ``w`` in ``WEIGHTS`` the reordered lists give an MRR per dataset;
+the epoch and ``w`` with the best mean over datasets are kept (each dataset counting the same;
+no refit on the held-out groups).
 
 Deterministic given the seed: ``torch.manual_seed`` for the head, seeded batch order and
 dropout, deterministic torch algorithms (restored afterwards).
@@ -28,7 +31,7 @@ import logging
 import random
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,12 +64,14 @@ class TrainConfig:
 
 @dataclasses.dataclass
 class ListQuery:
-    """One query's list: memory texts, gold flags, v1 scores (for the weight choice)."""
+    """One query's list: memory texts, gold flags, v1 scores (for the weight choice), and its
+    weight in the loss."""
 
     text: str
     texts: list[str]
     gold: list[bool]
     v1: np.ndarray
+    weight: float = 1.0
 
 
 def build_lists(ctx: Any, v1: Any, queries: Sequence[Any], size: int) -> list[ListQuery]:
@@ -106,50 +111,60 @@ def protected_mrr(lists: Sequence[ListQuery], logits: Sequence[np.ndarray],
 
 
 def train_v2(
-    ctx: Any,
-    train_groups: Sequence[str],
+    parts: Sequence[Any],
     config: TrainConfig,
     *,
     progress: bool = False,
 ) -> tuple[CrossEncoder, dict[str, Any]]:
-    """Train v2 on the queries of ``train_groups``; returns the model (with its chosen
-    ``v1_weight`` in its config) and the checkpoint metadata."""
+    """Train v2 on the queries of each part's groups (``rerank.train.Part``, one per dataset);
+    returns the model (with its chosen ``v1_weight`` in its config) and the checkpoint
+    metadata (train groups per dataset, so the eval refuses it for a test half it saw)."""
 
     from memsieve.rerank.eval_pipeline import V1Pipeline
     from memsieve.rerank.learned import save_checkpoint
-    from memsieve.rerank.train import Part, train_v1
     from memsieve.rerank.train import TrainConfig as V1Config
+    from memsieve.rerank.train import train_v1
 
     t0 = time.perf_counter()
-    groups = sorted(set(train_groups))
-    if len(groups) < 2:
-        raise ConfigError("v2 training needs at least two train groups (one is held out)")
-    headline = set(ctx.task.headline)
-    queries = [q for q in ctx.task.queries if q.namespace in set(groups)]
-    inner, inner_meta = train_v1([Part(ctx, tuple(groups))],
-                                 V1Config(seed=config.seed, refit=False), progress=progress)
-    val_groups = set(inner_meta["val_groups"][ctx.task.name])
+    inner, inner_meta = train_v1(parts, V1Config(seed=config.seed, refit=False),
+                                 progress=progress)
+    train: dict[str, list[ListQuery]] = {}
+    val: dict[str, list[ListQuery]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        v1 = V1Pipeline(checkpoint=save_checkpoint(Path(tmp) / "v1-inner.pt", inner, inner_meta))
-        v1.fit(ctx, [q for q in queries if not headline or q.category in headline], config.seed)
-    train_lists = build_lists(ctx, v1, [q for q in queries if q.namespace not in val_groups],
-                              config.list_size)
-    val_lists = build_lists(
-        ctx, v1, [q for q in queries if q.namespace in val_groups
-                  and (not headline or q.category in headline)], PROTECTED)
-    log.info("v2 seed %d: %d train / %d val lists, val groups %s", config.seed,
-             len(train_lists), len(val_lists), sorted(val_groups))
-
-    cross, history = fit_lists(train_lists, val_lists, config, progress=progress)
+        ckpt = save_checkpoint(Path(tmp) / "v1-inner.pt", inner, inner_meta)
+        for part in parts:
+            ctx, name = part.ctx, part.name
+            groups, headline = set(part.groups), set(ctx.task.headline)
+            held = set(inner_meta["val_groups"][name])
+            queries = [q for q in ctx.task.queries if q.namespace in groups]
+            v1 = V1Pipeline(checkpoint=ckpt)
+            v1.fit(ctx, [q for q in queries if not headline or q.category in headline],
+                   config.seed)
+            train[name] = build_lists(ctx, v1, [q for q in queries if q.namespace not in held],
+                                      config.list_size)
+            val[name] = build_lists(ctx, v1, [q for q in queries if q.namespace in held
+                                              and (not headline or q.category in headline)],
+                                    PROTECTED)
+    weight = list_weights({n: len(v) for n, v in train.items()})
+    lists = []
+    for name, ls in train.items():
+        for lq in ls:
+            lq.weight = weight[name]
+        lists += ls
+    log.info("v2 seed %d: %s train / %s val lists", config.seed,
+             {n: len(v) for n, v in train.items()}, {n: len(v) for n, v in val.items()})
+    cross, history = fit_lists(lists, {n: v for n, v in val.items() if v}, config,
+                               progress=progress)
     meta = {
-        "dataset": ctx.task.name,
-        "train_groups": groups,
-        "val_groups": sorted(val_groups),
+        "datasets": [p.name for p in parts],
+        "train_groups": {p.name: sorted(set(p.groups)) for p in parts},
+        "val_groups": inner_meta["val_groups"],
         "seed": config.seed,
-        "v1_lists": "v1 trained on the train groups but the held-out one (refit=False)",
+        "v1_lists": "v1 trained on the train groups but the held-out ones (refit=False)",
         "v1_weight": history["v1_weight"],
-        "n_train_lists": len(train_lists),
-        "n_val_lists": len(val_lists),
+        "loss_weight": {n: round(w, 4) for n, w in weight.items()},
+        "n_train_lists": {n: len(v) for n, v in train.items()},
+        "n_val_lists": {n: len(v) for n, v in val.items()},
         "best_epoch": history["best_epoch"],
         "val_mrr_top10": history["best_mrr"],
         "val_mrr_top10_v1": history["v1_mrr"],
@@ -161,14 +176,25 @@ def train_v2(
     return cross, meta
 
 
+def list_weights(counts: Mapping[str, int]) -> dict[str, float]:
+    """Loss weight of one list of each dataset: ``1 / sqrt(n)``, normalised so the mean over
+    all lists is 1 (v1's weighting)."""
+    total = sum(counts.values())
+    norm = total / max(sum(n ** 0.5 for n in counts.values()), 1e-9)
+    return {name: norm / max(n, 1) ** 0.5 for name, n in counts.items()}
+
+
 def fit_lists(
-    train: list[ListQuery], val: list[ListQuery], config: TrainConfig, *, progress: bool = False
+    train: list[ListQuery], val: list[ListQuery] | Mapping[str, list[ListQuery]],
+    config: TrainConfig, *, progress: bool = False
 ) -> tuple[CrossEncoder, dict[str, Any]]:
     """A fresh ``CrossEncoder`` trained on ``train`` lists, epoch and v1 weight chosen on
-    ``val``; deterministic given ``config.seed`` (torch's global RNG is seeded here)."""
+    ``val`` (one set, or one per dataset: their mean MRR); deterministic given
+    ``config.seed`` (torch's global RNG is seeded here)."""
     import torch
 
-    if not train or not val:
+    sets = dict(val) if isinstance(val, Mapping) else {"val": list(val)}
+    if not train or not sets or not all(sets.values()):
         raise ConfigError("v2 training needs train and validation lists with gold")
     prev_det, prev_threads = torch.are_deterministic_algorithms_enabled(), torch.get_num_threads()
     try:
@@ -176,14 +202,14 @@ def fit_lists(
         torch.manual_seed(config.seed)
         cross = CrossEncoder.from_base(n_trainable_layers=config.n_trainable_layers,
                                        max_length=config.max_length)
-        history = _fit(cross, train, val, config, progress=progress)
+        history = _fit(cross, train, sets, config, progress=progress)
     finally:
         torch.use_deterministic_algorithms(prev_det)
         torch.set_num_threads(prev_threads)
     return cross, history
 
 
-def _fit(cross: CrossEncoder, train: list[ListQuery], val: list[ListQuery],
+def _fit(cross: CrossEncoder, train: list[ListQuery], sets: dict[str, list[ListQuery]],
          cfg: TrainConfig, *, progress: bool) -> dict[str, Any]:
     import torch
     from tqdm.auto import tqdm
@@ -198,6 +224,14 @@ def _fit(cross: CrossEncoder, train: list[ListQuery], val: list[ListQuery],
         if p.requires_grad:
             (head if name.startswith("head.") else body).append(p)
     rng = random.Random(cfg.seed)
+    names = list(sets)
+    val = [lq for n in names for lq in sets[n]]
+    bounds = np.cumsum([0] + [len(sets[n]) for n in names])
+
+    def mean_mrr(logits: list[np.ndarray], weight: float | None) -> float:
+        """Mean over the validation sets of their protected MRR."""
+        return float(np.mean([protected_mrr(sets[n], logits[bounds[j] : bounds[j + 1]], weight)
+                              for j, n in enumerate(names)]))
 
     def cache(lists: list[ListQuery], batches: list[list[int]], desc: str) -> list[tuple]:
         out = []
@@ -239,7 +273,7 @@ def _fit(cross: CrossEncoder, train: list[ListQuery], val: list[ListQuery],
                             weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda step: min((step + 1) / warm, max(0.0, (total - step) / (total - warm + 1))))
-    v1_mrr = protected_mrr(val, [np.zeros(len(v.texts)) for v in val], None)
+    v1_mrr = mean_mrr([np.zeros(len(v.texts)) for v in val], None)
     best: dict[str, Any] = {"best_mrr": -1.0, "best_epoch": 0, "v1_weight": None, "state": None}
     epochs = []
     bar = tqdm(total=total, desc=f"train v2 (seed {cfg.seed})", unit="batch",
@@ -255,13 +289,16 @@ def _fit(cross: CrossEncoder, train: list[ListQuery], val: list[ListQuery],
             width = max(len(train[i].texts) for i in b)
             scores = torch.full((len(b), width), -1e4)
             gold = torch.zeros((len(b), width))
+            weight = torch.tensor([train[i].weight for i in b], dtype=torch.float32)
             s = 0
             for row, i in enumerate(b):
                 n = len(train[i].texts)
                 scores[row, :n] = logits[s : s + n]
                 gold[row, :n] = torch.tensor(train[i].gold, dtype=torch.float32)
                 s += n
-            loss = listwise_loss(scores, gold)
+            # the mean of weight x loss (weights average 1 over all lists); a batch's own
+            # normalisation would undo the weights with 4 lists a batch
+            loss = listwise_loss(scores, gold, weight) * weight.mean()
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -270,7 +307,7 @@ def _fit(cross: CrossEncoder, train: list[ListQuery], val: list[ListQuery],
             bar.update(1)
             bar.set_postfix(loss=f"{run / j:.4f}")
         lg = val_logits()
-        by_w = {w: protected_mrr(val, lg, w) for w in WEIGHTS}
+        by_w = {w: mean_mrr(lg, w) for w in WEIGHTS}
         w = max(WEIGHTS, key=lambda x: (by_w[x], -x))
         epochs.append({"epoch": epoch, "loss": round(run / max(len(batches), 1), 5),
                        "val_mrr_by_weight": {str(x): round(v, 4) for x, v in by_w.items()}})
@@ -286,5 +323,6 @@ def _fit(cross: CrossEncoder, train: list[ListQuery], val: list[ListQuery],
 
 
 __all__ = [
-    "WEIGHTS", "ListQuery", "TrainConfig", "build_lists", "fit_lists", "protected_mrr", "train_v2",
+    "WEIGHTS", "ListQuery", "TrainConfig", "build_lists", "fit_lists", "list_weights",
+    "protected_mrr", "train_v2",
 ]

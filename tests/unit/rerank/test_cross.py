@@ -16,7 +16,13 @@ from memsieve.rerank.cross import (
     zscore,
 )
 from memsieve.rerank.learned import weights_dir
-from memsieve.rerank.train_v2 import ListQuery, TrainConfig, fit_lists, protected_mrr
+from memsieve.rerank.train_v2 import (
+    ListQuery,
+    TrainConfig,
+    fit_lists,
+    list_weights,
+    protected_mrr,
+)
 from memsieve.trace import Trace
 from memsieve.types import Candidate, Memory, Query
 
@@ -131,14 +137,37 @@ def test_protected_mrr():
     assert protected_mrr(lists, [np.array([0.0, 9.0, 0.0])], 0.0) == 1.0
 
 
+def _lists(offset: int) -> list[ListQuery]:
+    out = []
+    for i in range(6):
+        texts = TEXTS[(i + offset) % 5 : (i + offset) % 5 + 4]
+        out.append(ListQuery(texts[1].split(": ")[1], texts, [False, True, False, False],
+                             np.array([4.0, 3.0, 2.0, 1.0])))
+    return out
+
+
+def test_list_weights_favour_the_small_dataset_and_average_one():
+    w = list_weights({"big": 100, "small": 4})
+    assert w["small"] / w["big"] == pytest.approx(5.0)
+    assert (100 * w["big"] + 4 * w["small"]) / 104 == pytest.approx(1.0)
+
+
+def test_validation_per_dataset_is_the_mean_of_each_sets_mrr():
+    cfg = TrainConfig(seed=3, epochs=1, queries_per_batch=2, max_length=32)
+    train = _lists(0)
+    for lq, w in zip(train, (0.5, 2.0, 0.5, 2.0, 0.5, 0.5), strict=True):
+        lq.weight = w
+    _, one = fit_lists(train, _lists(1), cfg)
+    _, two = fit_lists(train, {"a": _lists(1), "b": _lists(2)}, cfg)
+    v1 = [protected_mrr(ls, [np.zeros(4)] * len(ls), None) for ls in (_lists(1), _lists(2))]
+    assert two["v1_mrr"] == pytest.approx(np.mean(v1))
+    assert one["v1_mrr"] == pytest.approx(v1[0])
+    with pytest.raises(ConfigError):
+        fit_lists(train, {"a": _lists(1), "empty": []}, cfg)
+
+
 def test_training_is_deterministic():
-    def lists(offset: int) -> list[ListQuery]:
-        out = []
-        for i in range(6):
-            texts = TEXTS[(i + offset) % 5 : (i + offset) % 5 + 4]
-            out.append(ListQuery(texts[1].split(": ")[1], texts, [False, True, False, False],
-                                 np.array([4.0, 3.0, 2.0, 1.0])))
-        return out
+    lists = _lists
 
     cfg = TrainConfig(seed=3, epochs=1, queries_per_batch=2, max_length=32)
     a, ha = fit_lists(lists(0), lists(1), cfg)
