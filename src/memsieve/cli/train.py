@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -53,6 +55,27 @@ def _datasets(spec: str, exclude: str | None) -> list[str]:
     return kept
 
 
+@contextlib.contextmanager
+def _parts(names: list[str], seed: int, all_: bool, model: str,
+           progress: bool) -> Iterator[list[Any]]:
+    """One training ``Part`` per dataset: its eval context (read from its default path under
+    ../shared/data) and the train half of split ``seed`` (every group with ``all_``);
+    the contexts are closed on the way out."""
+    from memsieve.embed import get_encoder
+    from memsieve.eval.datasets import load_task, split
+    from memsieve.eval.harness import Context
+    from memsieve.rerank.train import Part
+
+    encoder = get_encoder(model)
+    contexts = [Context(load_task(n), encoder, progress=progress) for n in names]
+    try:
+        yield [Part(c, tuple(c.task.groups if all_ else split(c.task.groups, seed)[0]))
+               for c in contexts]
+    finally:
+        for c in contexts:
+            c.close()
+
+
 @train_app.command("v1")
 def train_v1(
     seed: SeedOption = 7,
@@ -73,11 +96,8 @@ def train_v1(
 ) -> None:
     """Train the v1 reranker (listwise loss over the fusion pool) on the train halves of split
     SEED of several datasets (read from their default paths under ../shared/data)."""
-    from memsieve.embed import get_encoder
-    from memsieve.eval.datasets import load_task, split
-    from memsieve.eval.harness import Context
     from memsieve.rerank.learned import save_checkpoint, weights_dir
-    from memsieve.rerank.train import Part, TrainConfig
+    from memsieve.rerank.train import TrainConfig
     from memsieve.rerank.train import train_v1 as run_training
 
     names = _datasets(datasets, exclude)
@@ -88,15 +108,8 @@ def train_v1(
     kwargs = {"epochs": epochs} if epochs is not None else {}
     config = TrainConfig(seed=seed, ablate=groups, embed=embed, **kwargs)
     t0 = time.perf_counter()
-    encoder = get_encoder(model)
-    contexts = [Context(load_task(n), encoder, progress=progress) for n in names]
-    try:
-        parts = [Part(c, tuple(c.task.groups if all_ else split(c.task.groups, seed)[0]))
-                 for c in contexts]
+    with _parts(names, seed, all_, model, progress) as parts:
         net, meta = run_training(parts, config, progress=progress)
-    finally:
-        for c in contexts:
-            c.close()
     name = "v1-default.pt" if all_ else f"v1-seed{seed}.pt"
     path = save_checkpoint(out or weights_dir() / name, net, meta)
     val = meta["val"]
@@ -127,11 +140,7 @@ def train_v2(
     packaged checkpoints were)."""
     import torch
 
-    from memsieve.embed import get_encoder
-    from memsieve.eval.datasets import load_task, split
-    from memsieve.eval.harness import Context
     from memsieve.rerank.learned import weights_dir
-    from memsieve.rerank.train import Part
     from memsieve.rerank.train_v2 import TrainConfig
     from memsieve.rerank.train_v2 import train_v2 as run_training
 
@@ -142,16 +151,9 @@ def train_v2(
     if threads is not None:
         torch.set_num_threads(threads)
     t0 = time.perf_counter()
-    encoder = get_encoder("minilm")
-    contexts = [Context(load_task(n), encoder, progress=progress) for n in names]
-    try:
-        parts = [Part(c, tuple(c.task.groups if all_ else split(c.task.groups, seed)[0]))
-                 for c in contexts]
+    with _parts(names, seed, all_, "minilm", progress) as parts:
         cross, meta = run_training(parts, TrainConfig(seed=seed, epochs=epochs),
                                    progress=progress)
-    finally:
-        for c in contexts:
-            c.close()
     name = "default" if all_ else f"seed{seed}"
     path = cross.save(out or weights_dir() / f"v2-{name}.pt")
     counts = ", ".join(f"{n} {k}" for n, k in meta["n_train_lists"].items())

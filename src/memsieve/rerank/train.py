@@ -434,9 +434,7 @@ def train_v1(
     if len(set(names)) != len(names):
         raise ConfigError(f"one part per dataset, got {names}")
     data = {p.name: _dataset_examples(p, config) for p in parts}
-    total = sum(len(d["queries"]) for d in data.values())
-    norm = total / max(sum(len(d["queries"]) ** 0.5 for d in data.values()), 1e-9)
-    weight = {n: norm / max(len(d["queries"]), 1) ** 0.5 for n, d in data.items()}
+    weight = dataset_weights({n: len(d["queries"]) for n, d in data.items()})
 
     def examples(key: str) -> Examples:
         return concat([make_examples(d[key], d["namespaces"], weight=weight[n], **d["kw"])
@@ -480,6 +478,14 @@ def train_v1(
     return model, meta
 
 
+def dataset_weights(counts: Mapping[str, int]) -> dict[str, float]:
+    """Loss weight of one query of each dataset: ``1 / sqrt(n)``, normalised so the mean over
+    all queries is 1 (a large dataset leads without drowning a small one)."""
+    total = sum(counts.values())
+    norm = total / max(sum(n ** 0.5 for n in counts.values()), 1e-9)
+    return {name: norm / max(n, 1) ** 0.5 for name, n in counts.items()}
+
+
 def trained_groups(config: Mapping[str, Any], dataset: str) -> list[str]:
     """The groups of ``dataset`` a checkpoint was trained on (none when it never saw it).
     Reads both layouts: ``{dataset: [groups]}`` and a single dataset's list (the v2 and the
@@ -501,6 +507,7 @@ __all__ = [
     "listwise_loss",
     "make_examples",
     "concat",
+    "dataset_weights",
     "train_v1",
     "trained_groups",
 ]

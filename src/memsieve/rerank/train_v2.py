@@ -123,7 +123,7 @@ def train_v2(
     from memsieve.rerank.eval_pipeline import V1Pipeline
     from memsieve.rerank.learned import save_checkpoint
     from memsieve.rerank.train import TrainConfig as V1Config
-    from memsieve.rerank.train import train_v1
+    from memsieve.rerank.train import dataset_weights, train_v1
 
     t0 = time.perf_counter()
     inner, inner_meta = train_v1(parts, V1Config(seed=config.seed, refit=False),
@@ -145,7 +145,7 @@ def train_v2(
             val[name] = build_lists(ctx, v1, [q for q in queries if q.namespace in held
                                               and (not headline or q.category in headline)],
                                     PROTECTED)
-    weight = list_weights({n: len(v) for n, v in train.items()})
+    weight = dataset_weights({n: len(v) for n, v in train.items()})
     lists = []
     for name, ls in train.items():
         for lq in ls:
@@ -174,14 +174,6 @@ def train_v2(
     }
     cross.config.update(meta)
     return cross, meta
-
-
-def list_weights(counts: Mapping[str, int]) -> dict[str, float]:
-    """Loss weight of one list of each dataset: ``1 / sqrt(n)``, normalised so the mean over
-    all lists is 1 (v1's weighting)."""
-    total = sum(counts.values())
-    norm = total / max(sum(n ** 0.5 for n in counts.values()), 1e-9)
-    return {name: norm / max(n, 1) ** 0.5 for name, n in counts.items()}
 
 
 def fit_lists(
@@ -323,6 +315,5 @@ def _fit(cross: CrossEncoder, train: list[ListQuery], sets: dict[str, list[ListQ
 
 
 __all__ = [
-    "WEIGHTS", "ListQuery", "TrainConfig", "build_lists", "fit_lists", "list_weights",
-    "protected_mrr", "train_v2",
+    "WEIGHTS", "ListQuery", "TrainConfig", "build_lists", "fit_lists", "protected_mrr", "train_v2",
 ]

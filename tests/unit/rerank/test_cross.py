@@ -16,13 +16,8 @@ from memsieve.rerank.cross import (
     zscore,
 )
 from memsieve.rerank.learned import weights_dir
-from memsieve.rerank.train_v2 import (
-    ListQuery,
-    TrainConfig,
-    fit_lists,
-    list_weights,
-    protected_mrr,
-)
+from memsieve.rerank.train import dataset_weights
+from memsieve.rerank.train_v2 import ListQuery, TrainConfig, fit_lists, protected_mrr
 from memsieve.trace import Trace
 from memsieve.types import Candidate, Memory, Query
 
@@ -146,8 +141,8 @@ def _lists(offset: int) -> list[ListQuery]:
     return out
 
 
-def test_list_weights_favour_the_small_dataset_and_average_one():
-    w = list_weights({"big": 100, "small": 4})
+def test_dataset_weights_favour_the_small_dataset_and_average_one():
+    w = dataset_weights({"big": 100, "small": 4})
     assert w["small"] / w["big"] == pytest.approx(5.0)
     assert (100 * w["big"] + 4 * w["small"]) / 104 == pytest.approx(1.0)
 
@@ -167,11 +162,9 @@ def test_validation_per_dataset_is_the_mean_of_each_sets_mrr():
 
 
 def test_training_is_deterministic():
-    lists = _lists
-
     cfg = TrainConfig(seed=3, epochs=1, queries_per_batch=2, max_length=32)
-    a, ha = fit_lists(lists(0), lists(1), cfg)
-    b, hb = fit_lists(lists(0), lists(1), cfg)
+    a, ha = fit_lists(_lists(0), _lists(1), cfg)
+    b, hb = fit_lists(_lists(0), _lists(1), cfg)
     assert ha["best_epoch"] == hb["best_epoch"] == 1 and ha["v1_weight"] == hb["v1_weight"]
     assert np.array_equal(a.score("cello", TEXTS[:5], quantize=False),
                           b.score("cello", TEXTS[:5], quantize=False))
