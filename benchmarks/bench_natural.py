@@ -39,6 +39,7 @@ from memsieve.trace import Trace
 from memsieve.types import Memory, Query
 from memsieve.validity.edges import rebuild, verifier_judge
 from memsieve.validity.stage import ValidityStage
+from memsieve.validity.statement import StatementGate, gate_from_spec
 from memsieve.validity.verifier import Verifier
 
 DATA = Path(__file__).resolve().parent / "data" / "natural_updates.jsonl"
@@ -68,7 +69,8 @@ def filled(histories: list[dict], encoder: MemoEncoder, tmp: Path, verifier: Ver
     return store
 
 
-def run(histories: list[dict], policy: str, verifier: Verifier, encoder: MemoEncoder) -> dict:
+def run(histories: list[dict], policy: str, verifier: Verifier, encoder: MemoEncoder,
+        gate: StatementGate | None) -> dict:
     out: dict[str, list[float]] = {"flag_recall": [], "flag_names_source": [],
                                    "false_flag": [], "demote_current_first": []}
     with tempfile.TemporaryDirectory() as tmp, filled(histories, encoder, Path(tmp),
@@ -76,7 +78,8 @@ def run(histories: list[dict], policy: str, verifier: Verifier, encoder: MemoEnc
         retriever = Retriever(store, encoder, method="fusion")
         th = verifier.stage_thresholds(encoder.name)
         stages = {mode: ValidityStage([verifier], mode=mode, store=store, top_k=10,
-                                      cache=retriever.cache, source_policy=policy, **th)
+                                      cache=retriever.cache, source_policy=policy,
+                                      target_gate=gate, **th)
                   for mode in ("context", "demote")}
         for h in histories:
             query = Query(text=h["query"], namespace=h["id"], intent=h["intent"])
@@ -101,7 +104,7 @@ def run(histories: list[dict], policy: str, verifier: Verifier, encoder: MemoEnc
 
 
 def timing(histories: list[dict], verifier: Verifier, encoder: MemoEncoder,
-           policy: str) -> dict:
+           policy: str, gate: StatementGate | None) -> dict:
     """p50 ms of the query without the validity stage (query encoding included) and of the
     stage (context, the given source policy)."""
     rest, stage_ms = [], []
@@ -109,7 +112,7 @@ def timing(histories: list[dict], verifier: Verifier, encoder: MemoEncoder,
                                                        verifier) as store:
         retriever = Retriever(store, encoder.inner, method="fusion")  # encodes every query
         stage = ValidityStage([verifier], mode="context", store=store, top_k=10,
-                              cache=retriever.cache, source_policy=policy,
+                              cache=retriever.cache, source_policy=policy, target_gate=gate,
                               **verifier.stage_thresholds(encoder.name))
         for h in histories * 2:
             query = Query(text=h["query"], namespace=h["id"], intent="current")
@@ -131,22 +134,26 @@ def main() -> None:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--checkpoint", type=Path, help="verifier (default: the packaged one)")
     ap.add_argument("--no-timing", action="store_true", help="skip the latency part")
+    ap.add_argument("--target-gate", default="packaged",
+                    help="statement gate on targets: 'packaged', 'off' or a checkpoint path")
     args = ap.parse_args()
     verifier = Verifier.load(args.checkpoint)
+    gate = gate_from_spec(args.target_gate)
     encoder = MemoEncoder(MiniLMEncoder())
     splits = ["dev", "test"] if args.split == "both" else [args.split]
     result: dict = {"data": str(DATA.name), "machine": machine(), "splits": {},
-                    "checkpoint": args.checkpoint.name if args.checkpoint else "packaged"}
+                    "checkpoint": args.checkpoint.name if args.checkpoint else "packaged",
+                    "target_gate": Path(args.target_gate).name}
     for split in splits:
         histories = load(split)
-        result["splits"][split] = {p: run(histories, p, verifier, encoder)
+        result["splits"][split] = {p: run(histories, p, verifier, encoder, gate)
                                    for p in POLICIES}
         for policy, s in result["splits"][split].items():
             print(f"{split} {policy}: " + "  ".join(
                 f"{k} {v['mean']:.2f} [{v['ci95'][0]:.2f}, {v['ci95'][1]:.2f}] (n={v['n']})"
                 for k, v in s.items()))
     if not args.no_timing:
-        result["timing"] = {p: timing(load("dev"), verifier, encoder, p)
+        result["timing"] = {p: timing(load("dev"), verifier, encoder, p, gate)
                             for p in ("top1", "edges")}
         print(f"timing (dev): {result['timing']}")
     if args.json:

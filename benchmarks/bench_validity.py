@@ -37,6 +37,7 @@ from memsieve.store import open_store
 from memsieve.types import Query
 from memsieve.validity.edges import default_judge, rebuild
 from memsieve.validity.stage import ValidityStage
+from memsieve.validity.statement import gate_from_spec
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 MODES = ("off", "context", "demote")
@@ -159,8 +160,9 @@ class CountingScorer:
 
 
 def locomo_context(verifier, encoder, tmp: Path, path: Path, limit: int, policy: str,
-                   th: dict, offset: int = 0) -> dict:
-    """Context mode must leave every ranking identical to off; how often does it flag?"""
+                   th: dict, offset: int = 0, dump: Path | None = None) -> dict:
+    """Context mode must leave every ranking identical to off; how often does it flag?
+    ``dump``: also write each flag (query, target, source, score) as JSON lines, to read."""
     from memsieve.eval.datasets import load_locomo
 
     task = load_locomo(path)
@@ -174,7 +176,7 @@ def locomo_context(verifier, encoder, tmp: Path, path: Path, limit: int, policy:
     ctx = Pipeline([retriever, ValidityStage([counter], store=store, cache=retriever.cache,
                                              source_policy=policy, **th)],
                    k=10)
-    identical, flagged, total, ms = 0, 0, 0, []
+    identical, flagged, total, ms, flags_read = 0, 0, 0, [], []
     for q in queries:
         query = Query(text=q.text, namespace=q.namespace)
         a = off.run(query)
@@ -182,9 +184,15 @@ def locomo_context(verifier, encoder, tmp: Path, path: Path, limit: int, policy:
         ms.append(b.trace.timings_ms.get("validity", 0.0))
         identical += [r.memory_id for r in a.results] == [r.memory_id for r in b.results]
         flags = [r.annotations["validity"].status == "possibly_outdated" for r in b.results]
+        flags_read += [{"query": q.text, "target": store.get(q.namespace, r.memory_id).text,
+                        "source": r.annotations["validity"].evidence,
+                        "score": r.annotations["validity"].invalid_score}
+                       for r, f in zip(b.results, flags, strict=True) if f]
         flagged += sum(flags)
         total += len(flags)
     store.close()
+    if dump is not None:
+        dump.write_text("".join(json.dumps(f) + "\n" for f in flags_read), encoding="utf-8")
     return {"queries": len(queries), "offset": offset, "rankings_identical": identical,
             "flag_rate_top10": flagged / max(total, 1),
             "pairs_scored_per_query": counter.pairs / max(len(queries), 1),
@@ -267,7 +275,10 @@ def main() -> None:
                     help="the validity stage's source policy for Memora and LoCoMo")
     ap.add_argument("--checkpoint", type=Path, help="verifier (default: the packaged one)")
     ap.add_argument("--no-gate", action="store_true", help="ignore the similarity floor")
+    ap.add_argument("--target-gate", default="packaged",
+                    help="statement gate on targets: 'packaged', 'off' or a checkpoint path")
     ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    ap.add_argument("--dump-flags", type=Path, help="LoCoMo: write each flag as a JSON line")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     parts = set(args.only or ("memora", "multihop", "latency", "locomo"))
@@ -279,14 +290,18 @@ def main() -> None:
     th = verifier.stage_thresholds("minilm")  # the stage keywords, with the minilm floor
     if args.no_gate:
         th.pop("min_similarity", None)
+    gate = gate_from_spec(args.target_gate)
+    opts = {**th, "target_gate": gate}  # the stage keywords
     encoder = MemoEncoder(MiniLMEncoder(), capacity=100_000)
     out = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                        "torch_threads": args.threads},
-           "verifier_load_s": round(load_s, 2), "thresholds": th}
+           "verifier_load_s": round(load_s, 2), "thresholds": th,
+           "target_gate": args.target_gate if gate is None else
+           {"checkpoint": Path(args.target_gate).name, "threshold": gate.threshold}}
     with tempfile.TemporaryDirectory() as tmp:
         if "memora" in parts:
             out["memora_current"] = memora_current(verifier, encoder, Path(tmp), args.memora,
-                                                   args.source_policy, th)
+                                                   args.source_policy, opts)
             print(json.dumps(out["memora_current"], indent=1), flush=True)
         if "multihop" in parts:
             seeds = [int(x) for x in args.chain_seeds.split(",")]
@@ -298,7 +313,7 @@ def main() -> None:
         if "locomo" in parts:
             out["locomo_context"] = locomo_context(verifier, encoder, Path(tmp), args.locomo,
                                                    args.locomo_queries, args.source_policy,
-                                                   th, args.locomo_offset)
+                                                   opts, args.locomo_offset, args.dump_flags)
             print(json.dumps(out["locomo_context"]), flush=True)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")

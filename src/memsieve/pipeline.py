@@ -132,11 +132,13 @@ class Pipeline:
                 stages += [v1] + ([v2] if v2 is not None else [])
         if validity not in (None, "off"):
             from memsieve.validity.stage import ValidityStage
+            from memsieve.validity.statement import packaged_gate
             from memsieve.validity.verifier import packaged_verifier
 
             verifier = packaged_verifier()
             stages.append(ValidityStage([verifier], mode=validity, store=store, top_k=k,
                                         cache=retriever.cache, source_policy=source_policy,
+                                        target_gate=packaged_gate(encoder.name),
                                         **verifier.stage_thresholds(encoder.name)))
         if gate.mode is not Mode.off:
             stages.append(gate)

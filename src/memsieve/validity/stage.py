@@ -24,6 +24,7 @@ from memsieve.trace import Trace
 from memsieve.types import Candidate, Memory, Query, check_no_eval_fields
 from memsieve.validity.compose import edge_scores, noisy_or, propagate
 from memsieve.validity.edges import Edge
+from memsieve.validity.statement import StatementGate
 from memsieve.validity.verifier import PairScorer
 
 
@@ -105,6 +106,10 @@ class ValidityStage:
         edge_threshold: with ``edges``, a write-time edge is judged only if its query-blind
             score reaches this (the packaged checkpoint carries one chosen on generator
             validation data, for ``minilm`` stores); ``None`` judges every edge.
+        target_gate: a ``StatementGate`` (``validity/statement.py``): a target whose stored
+            embedding it reads as small talk (nothing a later memory could overturn) gets no
+            policy sources and costs no verifier pass. ``Pipeline.default`` uses the packaged
+            one for ``minilm`` stores; ``None`` (default) judges every target.
         sources: an explicit map target id → source ids (overrides the policy for those ids).
         dependencies: child id → parent ids it depends on; invalidity propagates along them.
         context_threshold: ``invalid_score`` at or above which a result is flagged.
@@ -125,6 +130,7 @@ class ValidityStage:
         cache: IndexCache | None = None,
         min_similarity: float | None = None,
         edge_threshold: float | None = None,
+        target_gate: StatementGate | None = None,
         sources: Mapping[str, Sequence[str]] | None = None,
         dependencies: Mapping[str, Sequence[str]] | None = None,
         top_k: int = 10,
@@ -151,14 +157,15 @@ class ValidityStage:
             raise ConfigError("explicit sources or dependencies need the store to resolve ids")
         if self.source_policy is SourcePolicy.edges and store is None:
             raise ConfigError("source_policy='edges' needs the store (it keeps the edges)")
-        needs_vectors = self.source_policy is SourcePolicy.nearest or min_similarity is not None
+        needs_vectors = (self.source_policy is SourcePolicy.nearest
+                         or min_similarity is not None or target_gate is not None)
         if needs_vectors and cache is None:
             if store is None:
-                raise ConfigError("source_policy='nearest' and min_similarity need the store "
-                                  "(for its vectors)")
+                raise ConfigError("source_policy='nearest', min_similarity and target_gate "
+                                  "need the store (for its vectors)")
             cache = IndexCache(store, capacity=2)
         self.cache, self.min_similarity = cache, min_similarity
-        self.edge_threshold = edge_threshold
+        self.edge_threshold, self.target_gate = edge_threshold, target_gate
         self.top_k = top_k
         self.context_threshold = context_threshold
         self.demote_threshold = (
@@ -222,6 +229,19 @@ class ValidityStage:
                 else self.store.get(namespace, sid)  # type: ignore[union-attr]
                 for sid in ids]
 
+    def _stating(self, targets: Sequence[Memory], namespace: str) -> set[str]:
+        """Ids of the targets the target gate lets through (all without a gate, and any
+        target whose vector the index does not hold: judged, as without the gate)."""
+        ids = {t.id for t in targets}
+        if self.target_gate is None or not targets or self.cache is None:
+            return ids
+        index = self.cache.get(namespace)
+        held = [t.id for t in targets if t.id in index.rows]
+        if not held:
+            return ids
+        keep = self.target_gate.keeps(index.matrix[[index.rows[i] for i in held]])
+        return ids - {i for i, k in zip(held, keep, strict=True) if not k}
+
     def _ancestors(self, ids: Sequence[str]) -> list[str]:
         seen: list[str] = []
         frontier = list(ids)
@@ -243,9 +263,13 @@ class ValidityStage:
         by_id = {t.id: t for t in targets}
         timed = [(c.memory, _naive(c.memory.timestamp) if c.memory.timestamp else None)
                  for c in pool]
-        edges = (self.store.edges(query.namespace, [t.id for t in targets])  # type: ignore[union-attr]
+        stating = self._stating(targets, query.namespace)
+        edges = (self.store.edges(query.namespace,  # type: ignore[union-attr]
+                                  [t.id for t in targets if t.id in stating])
                  if self.source_policy is SourcePolicy.edges else {})
         for t in targets:
+            if t.id not in stating and t.id not in self.sources:
+                continue
             for src in self._sources_for(t, timed, query.namespace, edges):
                 pairs.append((t.id, src))
         edges = np.zeros(len(pairs))

@@ -1,0 +1,144 @@
+"""The target gate of the validity layer: small talk states nothing a later memory could
+overturn, so it costs no verifier pass and is never flagged; everything else is judged as
+before."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import numpy as np
+import pytest
+import torch
+
+from memsieve.embed import HashingEncoder
+from memsieve.errors import ConfigError
+from memsieve.ingest import add_memories
+from memsieve.trace import Trace
+from memsieve.types import Candidate, Memory, Query
+from memsieve.validity.stage import ValidityStage
+from memsieve.validity.statement import (
+    DEFAULT_CHECKPOINT,
+    StatementGate,
+    gate_from_spec,
+    packaged_gate,
+    statement_examples,
+)
+
+T0 = datetime(2024, 1, 1)
+
+
+def test_examples_are_deterministic_balanced_and_speaker_prefixed():
+    texts, labels = statement_examples(400, seed=3)
+    assert (texts, labels) == statement_examples(400, seed=3)
+    assert len(texts) == 400 and 0.4 < np.mean(labels) < 0.6
+    assert all(": " in t for t in texts)
+    assert statement_examples(400, seed=4)[0] != texts
+
+
+def test_fit_calibrate_save_load_round_trip(tmp_path):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(2000, 8))
+    y = (x[:, 0] > 0).astype(int)
+    gate = StatementGate.fit(x, y, model="toy")
+    assert ((gate.scores(x) >= 0.5) == y).mean() > 0.95
+    t = gate.calibrate(x, y, keep=0.9)
+    assert (gate.scores(x)[y == 1] >= t).mean() >= 0.9
+    loaded = StatementGate.load(gate.save(tmp_path / "g.pt"))
+    assert loaded.model == "toy" and loaded.threshold == pytest.approx(t)
+    np.testing.assert_array_equal(loaded.scores(x), gate.scores(x))  # fp16 on both sides
+    with pytest.raises(ConfigError, match="expects"):
+        gate.scores(np.zeros((2, 3)))
+    with pytest.raises(ConfigError, match="both classes"):
+        StatementGate.fit(x, np.ones(2000, int), model="toy")
+
+
+def test_load_refuses_a_missing_or_foreign_file(tmp_path):
+    with pytest.raises(ConfigError, match="no statement gate"):
+        StatementGate.load(tmp_path / "none.pt")
+    torch.save({"format": "something else"}, tmp_path / "other.pt")
+    with pytest.raises(ConfigError, match="not a statement gate"):
+        StatementGate.load(tmp_path / "other.pt")
+    assert gate_from_spec("off") is None
+
+
+def test_the_packaged_gate_is_for_minilm_stores_only():
+    assert DEFAULT_CHECKPOINT.is_file()
+    gate = packaged_gate("minilm")
+    assert gate is not None and gate.model == "minilm" and 0.0 < gate.threshold < 1.0
+    assert packaged_gate("hash") is None  # another embedding space: every target is judged
+
+
+def test_the_packaged_gate_on_real_text():
+    from memsieve.embed import MiniLMEncoder
+
+    gate = packaged_gate("minilm")
+    keep = gate.keeps(MiniLMEncoder().encode([
+        "Sam: I just started as a nurse at Riverside Hospital.",
+        "user: We moved to Leeds in March, the flat is tiny but cheap.",
+        "Mel: Hey Caroline! Long time no see, how have you been?",
+        "Jon: Wow, that sounds amazing! What was the best part?",
+    ]))
+    assert keep.tolist() == [True, True, False, False]
+
+
+class Counting:
+    def __init__(self) -> None:
+        self.pairs = 0
+
+    def score(self, triples):
+        self.pairs += len(triples)
+        return np.ones(len(triples))
+
+
+def _stage_setup(store):
+    enc = HashingEncoder()
+    mems = [Memory(id="hi", namespace="ns", text="Sam: hey hey, how are you doing?",
+                   speaker="Sam", timestamp=T0),
+            Memory(id="job", namespace="ns", text="Sam: I work at Acme as a baker",
+                   speaker="Sam", timestamp=T0 + timedelta(days=1)),
+            Memory(id="hi2", namespace="ns", text="Sam: hey hey, how are you doing today?",
+                   speaker="Sam", timestamp=T0 + timedelta(days=2)),
+            Memory(id="job2", namespace="ns", text="Sam: I work at Acme as a manager now",
+                   speaker="Sam", timestamp=T0 + timedelta(days=3))]
+    add_memories(store, mems, enc)
+    small_talk = enc.encode([mems[0].text])[0]
+    # reads a memory as small talk when its vector is close to the greeting's
+    gate = StatementGate([(-10.0 * small_talk[:, None], np.array([5.0]))], 0.5, model=enc.name)
+    return mems, gate
+
+
+@pytest.mark.parametrize("policy", ["edges", "top1", "nearest"])
+def test_a_gated_target_costs_no_verifier_pass_and_is_never_flagged(fresh_store, policy):
+    mems, gate = _stage_setup(fresh_store)
+    query = Query(text="How is Sam?", namespace="ns")
+    cands = [Candidate(m, score=1.0) for m in reversed(mems)]
+    runs = {}
+    for name, g in (("without", None), ("with", gate)):
+        scorer = Counting()
+        stage = ValidityStage([scorer], store=fresh_store, source_policy=policy, target_gate=g,
+                              n_sources=3)
+        out = stage(query, cands, trace=Trace())
+        runs[name] = ({c.memory.id: c.annotations["validity"].status for c in out},
+                      scorer.pairs)
+    (without, pairs_without), (with_gate, pairs_with) = runs["without"], runs["with"]
+    assert without["hi"] == "possibly_outdated"  # the fake scorer overturns any pair
+    assert with_gate["hi"] == "current" and with_gate["job"] == without["job"]
+    assert with_gate["job"] == "possibly_outdated"
+    assert pairs_with < pairs_without
+
+
+def test_caller_given_sources_are_judged_even_for_a_gated_target(fresh_store):
+    mems, gate = _stage_setup(fresh_store)
+    scorer = Counting()
+    stage = ValidityStage([scorer], store=fresh_store, target_gate=gate,
+                          sources={"hi": ["hi2"]})
+    out = stage(Query(text="How is Sam?", namespace="ns"),
+                [Candidate(m, score=1.0) for m in mems], trace=Trace())
+    assert {c.memory.id: c.annotations["validity"].status for c in out}["hi"] \
+        == "possibly_outdated"
+
+
+def test_a_target_gate_needs_the_store_for_its_vectors():
+    gate = StatementGate([(np.zeros((4, 1)), np.zeros(1))], 0.5, model="x")
+    with pytest.raises(ConfigError, match="target_gate"):
+        ValidityStage([Counting()], target_gate=gate)
