@@ -41,6 +41,8 @@ def main() -> None:
     ap.add_argument("--conversation", default="conv-26")
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--validity", choices=("off", "context"), default="context")
+    ap.add_argument("--target-gate", choices=("packaged", "off"), default="packaged",
+                    help="the validity stage's target gate (off: judge every result's edges)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     import torch
@@ -58,6 +60,9 @@ def main() -> None:
         n_edges = rebuild(store, args.conversation, default_judge(encoder.name))
         edges_s = time.perf_counter() - t0
         pipe = Pipeline.default(store, encoder=encoder, rerank="v2", validity=args.validity)
+        for stage in pipe.stages:
+            if stage.name == "validity" and args.target_gate == "off":
+                stage.target_gate = None
         timings: dict[str, list[float]] = {}
         applied = []
         stages = ("retrieve", "rerank_v1", "rerank_v2", "total") + (
@@ -80,6 +85,7 @@ def main() -> None:
         "v1_gate_applied": float(np.mean(applied)),
         "validity_edges": n_edges,
         "edges_build_s": round(edges_s, 3),
+        "target_gate": args.target_gate,
     }
     if "validity" in timings:
         rest = np.array(timings["total"]) - np.array(timings["validity"])

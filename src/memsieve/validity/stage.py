@@ -256,14 +256,17 @@ class ValidityStage:
     # -- scoring -----------------------------------------------------------------------------
 
     def score_targets(
-        self, query: Query, targets: Sequence[Memory], pool: Sequence[Candidate]
+        self, query: Query, targets: Sequence[Memory], pool: Sequence[Candidate], *,
+        stating: set[str] | None = None,
     ) -> dict[str, tuple[float, Memory | None]]:
-        """invalid_score per target id and the source that contributed most (or None)."""
+        """invalid_score per target id and the source that contributed most (or None).
+        ``stating``: the target ids the target gate let through (default: ask it)."""
         pairs: list[tuple[str, Memory]] = []  # (target id, source)
         by_id = {t.id: t for t in targets}
         timed = [(c.memory, _naive(c.memory.timestamp) if c.memory.timestamp else None)
                  for c in pool]
-        stating = self._stating(targets, query.namespace)
+        if stating is None:
+            stating = self._stating(targets, query.namespace)
         edges = (self.store.edges(query.namespace,  # type: ignore[union-attr]
                                   [t.id for t in targets if t.id in stating])
                  if self.source_policy is SourcePolicy.edges else {})
@@ -303,7 +306,11 @@ class ValidityStage:
         if self.dependencies:
             extra = [self.store.get(query.namespace, a)  # type: ignore[union-attr]
                      for a in self._ancestors([t.id for t in targets])]
-        scored = self.score_targets(query, targets + extra, candidates)
+        stating = self._stating(targets + extra, query.namespace)
+        skipped = [t.id for t in targets if t.id not in stating and t.id not in self.sources]
+        if self.target_gate is not None:
+            trace.note("validity_target_gate", {"skipped": skipped})
+        scored = self.score_targets(query, targets + extra, candidates, stating=stating)
         superseded = {tid: src for tid, (_, src) in scored.items()}
         final = {tid: s for tid, (s, _) in scored.items()}
         if self.dependencies:
@@ -318,8 +325,10 @@ class ValidityStage:
                     if up is not None and final.get(up, 0.0) > 0.0:
                         superseded[t.id] = superseded.get(up)
         annotated = []
+        small_talk = set(skipped)
         for c in window:
-            v = self._validity(c.memory, final.get(c.memory.id, 0.0), superseded.get(c.memory.id))
+            v = self._validity(c.memory, final.get(c.memory.id, 0.0), superseded.get(c.memory.id),
+                               small_talk=c.memory.id in small_talk)
             annotated.append(c.with_annotation("validity", v))
         if self.mode is ValidityMode.demote:
             keep = [
@@ -335,7 +344,8 @@ class ValidityStage:
             annotated = keep + down
         return annotated + rest
 
-    def _validity(self, target: Memory, score: float, source: Memory | None) -> Validity:
+    def _validity(self, target: Memory, score: float, source: Memory | None, *,
+                  small_talk: bool = False) -> Validity:
         score = round(float(score), 6)
         if score >= self.context_threshold and source is not None:
             when = f" ({source.timestamp.date().isoformat()})" if source.timestamp else ""
@@ -349,5 +359,7 @@ class ValidityStage:
             score,
             None,
             None,
-            "No later memory was found that overturns this one for this question.",
+            "This memory states nothing a later one could overturn (small talk); not checked."
+            if small_talk and score < self.context_threshold
+            else "No later memory was found that overturns this one for this question.",
         )

@@ -117,9 +117,14 @@ def test_a_gated_target_costs_no_verifier_pass_and_is_never_flagged(fresh_store,
         scorer = Counting()
         stage = ValidityStage([scorer], store=fresh_store, source_policy=policy, target_gate=g,
                               n_sources=3)
-        out = stage(query, cands, trace=Trace())
+        trace = Trace()
+        out = stage(query, cands, trace=trace)
         runs[name] = ({c.memory.id: c.annotations["validity"].status for c in out},
                       scorer.pairs)
+        if g is not None:  # the trace and the note say what the gate skipped, and why
+            assert sorted(trace.notes["validity_target_gate"]["skipped"]) == ["hi", "hi2"]
+            notes = {c.memory.id: c.annotations["validity"].context_note for c in out}
+            assert "small talk" in notes["hi"] and "small talk" not in notes["job"]
     (without, pairs_without), (with_gate, pairs_with) = runs["without"], runs["with"]
     assert without["hi"] == "possibly_outdated"  # the fake scorer overturns any pair
     assert with_gate["hi"] == "current" and with_gate["job"] == without["job"]
