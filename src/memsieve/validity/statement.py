@@ -346,10 +346,14 @@ _PACKAGED: dict[str, StatementGate | None] = {}
 def packaged_gate(encoder_name: str | None) -> StatementGate | None:
     """The released gate for a store embedded with ``encoder_name``; None when it was trained
     on another model's vectors or is not installed (then every target is judged)."""
+    from memsieve.embed import MiniLMEncoder
+
+    if (encoder_name or "").split(":")[0] != MiniLMEncoder.name:
+        return None  # the only model a gate was trained on: other stores load nothing
     if "gate" not in _PACKAGED:
         _PACKAGED["gate"] = (StatementGate.load() if DEFAULT_CHECKPOINT.is_file() else None)
     gate = _PACKAGED["gate"]
-    return gate if gate is not None and gate.model == encoder_name else None
+    return gate if gate is not None and gate.model == MiniLMEncoder.name else None
 
 
 def gate_from_spec(spec: str, encoder_name: str = "minilm") -> StatementGate | None:

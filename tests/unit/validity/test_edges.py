@@ -84,18 +84,7 @@ def test_store_keeps_edges_and_drops_them_with_a_purge_or_a_rewrite(any_store):
     assert any_store.edges("ns", ["a", "a2", "b"]) == {}
 
 
-class Counting:
-    """A scorer that says every pair overturns, and counts the pairs it was asked about."""
-
-    def __init__(self) -> None:
-        self.pairs = 0
-
-    def score(self, triples):
-        self.pairs += len(triples)
-        return np.ones(len(triples))
-
-
-def test_edges_policy_judges_only_results_with_an_edge(fresh_store):
+def test_edges_policy_judges_only_results_with_an_edge(fresh_store, counting):
     enc = HashingEncoder()
     mems = [Memory(id="job", namespace="ns", text="Sam: I work at Acme as a baker",
                    speaker="Sam", timestamp=T0),
@@ -104,7 +93,7 @@ def test_edges_policy_judges_only_results_with_an_edge(fresh_store):
             Memory(id="job2", namespace="ns", text="Sam: I work at Acme as a manager now",
                    speaker="Sam", timestamp=T0 + timedelta(days=2))]
     add_memories(fresh_store, mems, enc)
-    scorer = Counting()
+    scorer = counting()
     stage = ValidityStage([scorer], store=fresh_store, source_policy="edges")
     cands = [Candidate(m, score=1.0) for m in reversed(mems)]
     out = stage(Query(text="Where does Sam work?", namespace="ns"), cands, trace=Trace())
@@ -114,7 +103,8 @@ def test_edges_policy_judges_only_results_with_an_edge(fresh_store):
     assert scorer.pairs == 1  # only the result with an edge cost a verifier pass
 
 
-def test_a_judge_scores_edges_and_the_stage_judges_only_those_above_its_threshold(fresh_store):
+def test_a_judge_scores_edges_and_the_stage_judges_only_those_above_its_threshold(fresh_store,
+                                                                                 counting):
     earlier = [mem(0, "I work at Acme", day=0), mem(1, "I work at Acme, in sales", day=1)]
     new = [mem(2, "I work at Zeta now", day=5)]
     seen = []
@@ -129,7 +119,7 @@ def test_a_judge_scores_edges_and_the_stage_judges_only_those_above_its_threshol
     assert all(s == "I work at Zeta now" for s, _ in seen)  # one batch of (source, target)
     fresh_store.add(earlier + new)
     fresh_store.set_edges("ns", edges)
-    scorer = Counting()
+    scorer = counting()
     stage = ValidityStage([scorer], store=fresh_store, source_policy="edges", edge_threshold=0.5)
     out = stage(Query(text="Where does Sam work?", namespace="ns"),
                 [Candidate(m, score=1.0) for m in earlier + new], trace=Trace())

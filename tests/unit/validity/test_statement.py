@@ -81,15 +81,6 @@ def test_the_packaged_gate_on_real_text():
     assert keep.tolist() == [True, True, False, False]
 
 
-class Counting:
-    def __init__(self) -> None:
-        self.pairs = 0
-
-    def score(self, triples):
-        self.pairs += len(triples)
-        return np.ones(len(triples))
-
-
 def _stage_setup(store):
     enc = HashingEncoder()
     mems = [Memory(id="hi", namespace="ns", text="Sam: hey hey, how are you doing?",
@@ -108,13 +99,14 @@ def _stage_setup(store):
 
 
 @pytest.mark.parametrize("policy", ["edges", "top1", "nearest"])
-def test_a_gated_target_costs_no_verifier_pass_and_is_never_flagged(fresh_store, policy):
+def test_a_gated_target_costs_no_verifier_pass_and_is_never_flagged(fresh_store, policy,
+                                                                   counting):
     mems, gate = _stage_setup(fresh_store)
     query = Query(text="How is Sam?", namespace="ns")
     cands = [Candidate(m, score=1.0) for m in reversed(mems)]
     runs = {}
     for name, g in (("without", None), ("with", gate)):
-        scorer = Counting()
+        scorer = counting()
         stage = ValidityStage([scorer], store=fresh_store, source_policy=policy, target_gate=g,
                               n_sources=3)
         trace = Trace()
@@ -132,9 +124,9 @@ def test_a_gated_target_costs_no_verifier_pass_and_is_never_flagged(fresh_store,
     assert pairs_with < pairs_without
 
 
-def test_caller_given_sources_are_judged_even_for_a_gated_target(fresh_store):
+def test_caller_given_sources_are_judged_even_for_a_gated_target(fresh_store, counting):
     mems, gate = _stage_setup(fresh_store)
-    scorer = Counting()
+    scorer = counting()
     stage = ValidityStage([scorer], store=fresh_store, target_gate=gate,
                           sources={"hi": ["hi2"]})
     out = stage(Query(text="How is Sam?", namespace="ns"),
@@ -143,7 +135,8 @@ def test_caller_given_sources_are_judged_even_for_a_gated_target(fresh_store):
         == "possibly_outdated"
 
 
-def test_a_target_gate_needs_the_store_for_its_vectors():
+def test_a_target_gate_needs_the_store_for_its_vectors(counting):
     gate = StatementGate([(np.zeros((4, 1)), np.zeros(1))], 0.5, model="x")
     with pytest.raises(ConfigError, match="target_gate"):
-        ValidityStage([Counting()], target_gate=gate)
+        ValidityStage([counting()], target_gate=gate)
+
