@@ -299,6 +299,12 @@ MISTAKES = {
                                                                   "locomo,rhelm"),
     "train v1 with every dataset excluded": lambda t, db: (
         "train", "v1", "--exclude", "locomo,rhelm,longmemeval,memora", "--out", str(t / "x.pt")),
+    # an unwritable output is refused before any training, not after it
+    "train the statement gate into a file's folder": lambda t, db: (
+        "train", "statement-gate", "--out", str(db / "gate.pt")),
+    "train validity with a folder as its report": lambda t, db: (
+        "train", "validity", "--report", str(t)),
+    "train v1 into a file's folder": lambda t, db: ("train", "v1", "--out", str(db / "v1.pt")),
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,6 +40,21 @@ AllOption = Annotated[
     bool, typer.Option("--all", help="Train on every group of every dataset (the default "
                        "checkpoint).")
 ]
+
+
+def writable(*paths: Path | None) -> None:
+    """Fail before minutes of training, not after, when an output path cannot be written (its
+    folder cannot be made, or it is a folder): a ConfigError naming it."""
+    for path in paths:
+        if path is None:
+            continue
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ConfigError(f"cannot write {path}: {err.strerror or err}") from None
+        if path.is_dir() or not os.access(path.parent, os.W_OK):
+            raise ConfigError(f"cannot write {path}: it is a folder, or its folder is "
+                              "read-only")
 
 
 def _datasets(spec: str, exclude: str | None) -> list[str]:
@@ -100,6 +116,7 @@ def train_v1(
     from memsieve.rerank.train import TrainConfig
     from memsieve.rerank.train import train_v1 as run_training
 
+    writable(out)
     names = _datasets(datasets, exclude)
     groups = tuple(g.strip() for g in (ablate or "").split(",") if g.strip())
     if (groups or exclude or set(names) != set(DATASETS)) and out is None:
@@ -144,6 +161,7 @@ def train_v2(
     from memsieve.rerank.train_v2 import TrainConfig
     from memsieve.rerank.train_v2 import train_v2 as run_training
 
+    writable(out)
     names = _datasets(datasets, exclude)
     if set(names) != set(_datasets(V2_DATASETS, None)) and out is None:
         raise ConfigError(f"datasets other than the packaged checkpoints' ({V2_DATASETS}) need "

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from memsieve.cli.train import train_app
+from memsieve.cli.train import train_app, writable
 
 
 @train_app.command("validity")
@@ -34,6 +34,7 @@ def train_validity(
     from memsieve.validity.train import TrainConfig, train_verifier
     from memsieve.validity.verifier import DEFAULT_CHECKPOINT
 
+    writable(out, report)
     if calibrate_edges:
         from memsieve.validity.train import calibrate_edges as calibrate
 
@@ -85,6 +86,7 @@ def train_statement_gate(
     overturn, or is it small talk? (generated turns only; a few minutes on 2 cores)"""
     from memsieve.validity.statement import DEFAULT_CHECKPOINT, train_gate
 
+    writable(out, report)
     result = train_gate(seed, out=out or DEFAULT_CHECKPOINT, progress=progress)
     if report:
         report.parent.mkdir(parents=True, exist_ok=True)
