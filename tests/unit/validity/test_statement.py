@@ -68,6 +68,24 @@ def test_the_packaged_gate_is_for_minilm_stores_only():
     assert packaged_gate("hash") is None  # another embedding space: every target is judged
 
 
+# state changes told in chat register, after a reaction: each can go out of date, so the gate
+# must let it through (a gate trained to drop one-off outings too lost two of these)
+CHAT_STATES = [
+    "Jo: Sorry to hear that! I'm starting a dance studio because I love dancing.",
+    "Jo: Wow, congrats! Oh and I'm learning the piano now, it's so fun.",
+    "Jo: Haha, yes! I moved to Denver last month, still unpacking.",
+    "Jo: Aw thanks! I just adopted a puppy, she's adorable!",
+    "Jo: Omg, same! I quit my job at the bank yesterday.",
+    "Jo: Thanks Mel! We're expecting a baby in May!",
+    "Jo: Hey! I got engaged last weekend, so happy!",
+    "Jo: Sounds fun! I joined a climbing gym, going twice a week now.",
+    "Jo: Guess what, I finally got my driving licence and bought a little Fiat!",
+    "Jo: Ugh, rough week. Broke up with Sam on Sunday.",
+    "user: Thanks! By the way my new number is 555 0199.",
+    "user: Great chat. Oh, I switched to the night shift at the hospital.",
+]
+
+
 def test_the_packaged_gate_on_real_text():
     from memsieve.embed import MiniLMEncoder
 
@@ -77,8 +95,9 @@ def test_the_packaged_gate_on_real_text():
         "user: We moved to Leeds in March, the flat is tiny but cheap.",
         "Mel: Hey Caroline! Long time no see, how have you been?",
         "Jon: Wow, that sounds amazing! What was the best part?",
+        *CHAT_STATES,
     ]))
-    assert keep.tolist() == [True, True, False, False]
+    assert keep.tolist() == [True, True, False, False] + [True] * len(CHAT_STATES)
 
 
 def _stage_setup(store):
