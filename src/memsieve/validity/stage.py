@@ -359,7 +359,8 @@ class ValidityStage:
             score,
             None,
             None,
-            "This memory states nothing a later one could overturn (small talk); not checked."
+            "This memory seems to state nothing a later one could overturn (small talk); not "
+            "checked."
             if small_talk and score < self.context_threshold
             else "No later memory was found that overturns this one for this question.",
         )
