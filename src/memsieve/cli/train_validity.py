@@ -54,7 +54,6 @@ def train_validity(
         **extra,
     )
     if report:
-        report.parent.mkdir(parents=True, exist_ok=True)
         report.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     th = result["thresholds"]
     for split in ("validation", "test"):
@@ -89,7 +88,6 @@ def train_statement_gate(
     writable(out, report)
     result = train_gate(seed, out=out or DEFAULT_CHECKPOINT, progress=progress)
     if report:
-        report.parent.mkdir(parents=True, exist_ok=True)
         report.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     typer.echo(
         f"validation AUC {result['validation_auc']:.4f}; threshold {result['threshold']:.4f} "
