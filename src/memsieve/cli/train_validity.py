@@ -82,7 +82,7 @@ def train_statement_gate(
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
     """Train the validity layer's target gate: does a memory state something a later one could
-    overturn, or is it small talk? (generated turns only; a few minutes on 2 cores)"""
+    overturn, or is it small talk? (generated turns only; under a minute on 2 cores)"""
     from memsieve.validity.statement import DEFAULT_CHECKPOINT, train_gate
 
     writable(out, report)
