@@ -11,8 +11,8 @@ pipelines are fitted on S's train half and scored on S's test half (PROTOCOL.md)
 ``v1-seed{S}.pt`` and ``v2-seed{S}.pt`` never saw a test half (the eval refuses one that did).
 
 - ``--part main``: fusion, v1 without its gate, v1 (gated, as shipped), v2 = v1 + the
-  cross-encoder (the default pipeline), with paired bootstrap CIs against fusion, and the share
-  of test queries the gate sent back to the first stage.
+  cross-encoder (the default pipeline), with paired bootstrap CIs against fusion, and the shares
+  of test queries the gate sent back to the first stage and gave the blend.
 - ``--part lodo``: for each dataset D and seed S, a v1 trained on the train halves of the
   other datasets only (``memsieve train v1 --seed S --exclude D --out DIR/D/v1-seed{S}.pt``;
   ``--train`` runs the missing ones), scored on D's test half with and without its gate.
@@ -37,10 +37,13 @@ DATASETS = ("locomo", "rhelm", "longmemeval", "memora")
 SHOWN = ("R@10", "H@1", "MRR")
 
 
-def gate_share(pipes: list[V1Pipeline]) -> float:
-    """Share of scored queries whose pool the gate sent back to the first stage."""
-    decisions = [g for p in pipes for g in p.gated.values()]
-    return float(np.mean(decisions)) if decisions else 0.0
+def gate_share(pipes: list[V1Pipeline]) -> tuple[float, float]:
+    """Shares of scored queries whose pool the gate sent back to the first stage, and whose
+    pool got the blend of v1 and the first stage (the zone at the gate's edge)."""
+    weights = np.array([w for p in pipes for w in p.trust.values()])
+    if not len(weights):
+        return 0.0, 0.0
+    return float(np.mean(weights == 0)), float(np.mean((weights > 0) & (weights < 1)))
 
 
 def evaluate(ctx: Context, seeds: list[int], variants: dict) -> dict:
@@ -55,13 +58,14 @@ def evaluate(ctx: Context, seeds: list[int], variants: dict) -> dict:
             return pipes[-1]
 
         runs = run_seeds(ctx, name, "turn", seeds, make=build)
+        gated, blended = gate_share(pipes)
         out[name] = {"summary": summarise(ctx.task, name, "turn", runs),
                      "vs_fusion": compare(ctx.task, runs, fusion),
-                     "gated_share": gate_share(pipes)}
+                     "gated_share": gated, "blend_share": blended}
         print(f"  {ctx.task.name} {name}: " + ", ".join(
             f"{m} {out[name]['summary']['metrics'][m]:.3f} "
             f"({out[name]['vs_fusion'][m]['diff']:+.3f})" for m in SHOWN)
-            + f", gated {out[name]['gated_share']:.1%}", flush=True)
+            + f", gated {gated:.1%}, blended {blended:.1%}", flush=True)
     return out
 
 
@@ -75,8 +79,8 @@ def train_lodo(root: Path, dataset: str, seed: int) -> Path:
 
 def table(results: dict, rows: list[str]) -> str:
     head = "| dataset | pipeline | " + " | ".join(SHOWN) + " | " + " | ".join(
-        f"{m} − fusion [CI95]" for m in SHOWN) + " | gated |"
-    lines = [head, "|" + "---|" * (3 + 2 * len(SHOWN))]
+        f"{m} − fusion [CI95]" for m in SHOWN) + " | gated | blended |"
+    lines = [head, "|" + "---|" * (4 + 2 * len(SHOWN))]
     for ds, res in results.items():
         for name in rows:
             if name not in res:
@@ -86,9 +90,9 @@ def table(results: dict, rows: list[str]) -> str:
             if "vs_fusion" in r:
                 cells += [f"{r['vs_fusion'][m]['diff']:+.3f} [{r['vs_fusion'][m]['ci95'][0]:+.3f}, "
                           f"{r['vs_fusion'][m]['ci95'][1]:+.3f}]" for m in SHOWN]
-                cells.append(f"{r['gated_share']:.1%}")
+                cells += [f"{r['gated_share']:.1%}", f"{r.get('blend_share', 0.0):.1%}"]
             else:
-                cells += [""] * len(SHOWN) + [""]
+                cells += [""] * (len(SHOWN) + 2)
             lines.append(f"| {ds} | {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

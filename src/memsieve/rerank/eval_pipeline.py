@@ -5,7 +5,8 @@ Each loads the checkpoints of the split seed (``v1-seed{seed}.pt``, ``v2-seed{se
 trained on the train halves of that seed's split of every dataset they name, and refuses one
 whose train groups of the evaluated dataset overlap the split's test groups. v1 applies its
 gate (``rerank/gate.py``) as the product stage does: a pool the gate turns away keeps the
-first stage's order, and v2 leaves it alone; ``gated`` records each query's decision.
+first stage's order, one in the zone at its edge gets the blend, and v2 leaves both alone;
+``gated`` and ``trust`` record each query's decision.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from memsieve.eval.datasets import EvalQuery, split
 from memsieve.eval.harness import Context, FirstStage, Ranking
 from memsieve.rerank.cross import PROTECTED, CrossEncoder
 from memsieve.rerank.features import NamespaceFeatures, pool_features
-from memsieve.rerank.gate import PoolGate
+from memsieve.rerank.gate import PoolGate, blend
 from memsieve.rerank.learned import V1Model, gate_of, load_checkpoint, weights_dir
 from memsieve.rerank.train import context_namespaces, trained_groups
 
@@ -44,6 +45,7 @@ class V1Pipeline(FirstStage):
         self.model: V1Model | None = None
         self.gate: PoolGate | None = None
         self.gated: dict[str, bool] = {}  # qid -> did the gate keep the first stage's order
+        self.trust: dict[str, float] = {}  # qid -> v1's weight (1, the blend's, or 0)
         self.config: dict = {}
         self._namespaces: dict[str, NamespaceFeatures] = {}
         self._texts: dict[str, dict[str, str]] = {}
@@ -87,12 +89,13 @@ class V1Pipeline(FirstStage):
             ns.query(q.text, qvec), ns, top, s.dense[top], s.bm25[top], fused[top],
             window=int(self.config.get("window", 3)),
         )
-        if self.gate is not None:
-            self.gated[q.qid] = not self.gate.accepts(feats.x)
-        if self.gated.get(q.qid):
+        weight = self.gate.weigh(feats.x)[0] if self.gate is not None else 1.0
+        self.trust[q.qid] = weight
+        self.gated[q.qid] = weight == 0
+        if weight == 0:
             scores = fused[top]  # the first stage's order, already ranked
         else:
-            scores = self.model.score_pool(feats.q, feats.m, feats.x)
+            scores = blend(self.model.score_pool(feats.q, feats.m, feats.x), weight)
         order = np.argsort(-scores, kind="stable")
         ids = [first.ids[i] for i in order]
         ms = dict(first.ms)
@@ -137,7 +140,7 @@ class V2Pipeline(V1Pipeline):
         if self.cross is None:
             raise ConfigError("V2Pipeline.rank called before fit")
         first, v1 = self.rank_scored(ctx, q)
-        if self.gated.get(q.qid):  # v1 kept the first stage's order: nothing is protected
+        if self.trust.get(q.qid, 1.0) < 1:  # first stage's order or the blend: not protected
             return first
         texts = self.namespace_texts(ctx, q.namespace)
         head = first.ids[:PROTECTED]

@@ -11,6 +11,15 @@ compared with that dataset's threshold: the ``quantile`` of the same distance ov
 dataset's own summaries (each left out of its own neighbours). A pool close enough to any one
 dataset passes. Everything is fitted on training pools only; nothing is chosen on an
 evaluation set. Saved inside the v1 checkpoint (at most ``MAX_BANK`` summaries, fp16: ~120 KB).
+
+Between "like the training pools" and "unlike them" lies a zone where v1 is trusted only in
+part (issue 12: a reranker that never saw RHELM or Memora let most of their pools through the
+99% gate and ranked them below fusion). A pool within the ``TRUST`` quantile of its nearest
+kind's own distances gets v1's order; one beyond it but inside the gate gets a reciprocal-rank
+blend of v1's and the first stage's orders with weight ``BLEND`` on v1; one outside keeps the
+first stage's order. The inner thresholds are derived from the stored banks when the gate is
+built, so checkpoints trained before the zone existed get it too. ``TRUST`` and ``BLEND`` were
+chosen on train halves only (RESULTS.md, "A trust zone").
 """
 
 from __future__ import annotations
@@ -26,6 +35,9 @@ HEAD = 20  # pool rows (best first-stage ranks) whose mean summarises a pool
 K = 10  # neighbours
 QUANTILE = 0.99  # share of training pools the gate lets through
 MAX_BANK = 2000  # training summaries kept (an even subsample beyond this)
+TRUST = 0.90  # share of a kind's training pools inside which v1's order is used as is
+BLEND = 0.3  # v1's weight in the blend zone (between TRUST and QUANTILE)
+RRF_K = 20  # reciprocal-rank constant of the blend
 _RANK = FEATURES.index("rank_fused")
 
 
@@ -55,6 +67,10 @@ class PoolGate:
         self.ks = {n: int(k) for n, k in ks.items()}
         self.mean, self.scale = np.asarray(mean, float), np.asarray(scale, float)
         self.head = int(head)
+        # the TRUST quantile of each bank's own k-th-neighbour distances (as fit computes the
+        # threshold), as a share of that threshold
+        self.inner = {n: float(np.quantile(_kth(b, b, self.ks[n] + 1), TRUST))
+                      / max(self.thresholds[n], 1e-9) for n, b in self.banks.items()}
 
     @classmethod
     def fit(cls, summaries: np.ndarray, kinds: Sequence[str], *, k: int = K,
@@ -83,14 +99,27 @@ class PoolGate:
     def distance(self, x: np.ndarray) -> tuple[float, str]:
         """(ratio, dataset): the pool's distance to its k-th nearest training pool of the
         closest dataset, as a multiple of that dataset's threshold (≤ 1: accepted)."""
-        z = ((summarise(x, self.head) - self.mean) / self.scale).astype(np.float32)[None, :]
-        ratios = {n: float(_kth(z, b, self.ks[n])[0]) / max(self.thresholds[n], 1e-9)
-                  for n, b in self.banks.items()}
+        ratios = self._ratios(x)
         name = min(ratios, key=ratios.__getitem__)
         return ratios[name], name
 
+    def _ratios(self, x: np.ndarray) -> dict[str, float]:
+        """Per training dataset: the pool's k-th-neighbour distance / that dataset's threshold."""
+        z = ((summarise(x, self.head) - self.mean) / self.scale).astype(np.float32)[None, :]
+        return {n: float(_kth(z, b, self.ks[n])[0]) / max(self.thresholds[n], 1e-9)
+                for n, b in self.banks.items()}
+
     def accepts(self, x: np.ndarray) -> bool:
         return self.distance(x)[0] <= 1.0
+
+    def weigh(self, x: np.ndarray) -> tuple[float, float, str]:
+        """(weight, ratio, dataset): v1's weight for this pool (1: trusted, ``BLEND``: the
+        zone between ``TRUST`` and the gate, 0: first stage only) and ``distance(x)``."""
+        ratios = self._ratios(x)
+        name = min(ratios, key=ratios.__getitem__)
+        if any(r <= self.inner[n] for n, r in ratios.items()):
+            return 1.0, ratios[name], name
+        return (BLEND if ratios[name] <= 1.0 else 0.0), ratios[name], name
 
     def to_dict(self) -> dict[str, Any]:
         """Arrays and numbers (the checkpoint stores the arrays as tensors, the banks fp16)."""
@@ -105,6 +134,18 @@ class PoolGate:
                    np.asarray(d["scale"], float), head=int(d["head"]))
 
 
+def blend(v1: np.ndarray, weight: float, k: int = RRF_K) -> np.ndarray:
+    """Ranking key over a pool given in first-stage order: v1's scores at weight 1, else
+    ``weight / (k + v1 rank) + (1 - weight) / (k + first-stage rank)`` (ties: first stage)."""
+    v1 = np.asarray(v1, dtype=np.float64)
+    if weight >= 1.0:
+        return v1
+    order = np.argsort(-v1, kind="stable")
+    v1_rank = np.empty(len(v1))
+    v1_rank[order] = np.arange(1, len(v1) + 1)
+    return weight / (k + v1_rank) + (1.0 - weight) / (k + np.arange(1, len(v1) + 1))
+
+
 def _kth(a: np.ndarray, bank: np.ndarray, k: int) -> np.ndarray:
     """Euclidean distance of each row of ``a`` to its ``k``-th nearest row of ``bank``."""
     d2 = (a * a).sum(1)[:, None] - 2.0 * a @ bank.T + (bank * bank).sum(1)[None, :]
@@ -112,4 +153,4 @@ def _kth(a: np.ndarray, bank: np.ndarray, k: int) -> np.ndarray:
     return np.sqrt(np.maximum(np.partition(d2, k - 1, axis=1)[:, k - 1], 0.0))
 
 
-__all__ = ["HEAD", "K", "QUANTILE", "PoolGate", "summarise"]
+__all__ = ["BLEND", "HEAD", "K", "QUANTILE", "TRUST", "PoolGate", "blend", "summarise"]

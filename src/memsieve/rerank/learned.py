@@ -25,7 +25,7 @@ from torch import nn
 from memsieve.embed import Encoder
 from memsieve.errors import ConfigError, NotFound, StoreError
 from memsieve.rerank.features import FEATURES, NamespaceFeatures, pool_features
-from memsieve.rerank.gate import PoolGate
+from memsieve.rerank.gate import PoolGate, blend
 from memsieve.retrieve.index import IndexCache
 from memsieve.trace import Trace
 from memsieve.types import Candidate, Query
@@ -213,7 +213,9 @@ class LearnedReranker:
     Returns the same candidates (a permutation), each with score ``v1`` set as the ranking key;
     ties keep the input order. When the checkpoint's gate (``rerank/gate.py``) finds the pool
     unlike every kind it was trained on, the first stage's order is kept and no ``v1`` score is
-    set (so v2 leaves it alone too); the trace says which (``rerank_v1_gate``). Needs the
+    set (so v2 leaves it alone too); in the zone at the gate's edge the order is a blend of v1's
+    and the first stage's (score ``v1_blend``, and v2 leaves it alone too); the trace says
+    which (``rerank_v1_gate``: ``weight`` 1, the blend weight, or 0). Needs the
     encoder (its memo makes the query vector free after the retriever) and the retriever's
     ``IndexCache`` (memory vectors, store order).
     """
@@ -283,14 +285,18 @@ class LearnedReranker:
         qvec = self.encoder.encode([query.text])[0]
         feats = pool_features(ns.query(query.text, qvec), ns, positions, dense, bm25, fused,
                               window=self.window)
+        weight = 1.0
         if self.gate is not None:
-            ratio, nearest = self.gate.distance(feats.x)
-            applied = ratio <= 1.0
-            trace.note("rerank_v1_gate", {"applied": applied, "ratio": round(ratio, 3),
-                                          "nearest": nearest})
-            if not applied:
+            weight, ratio, nearest = self.gate.weigh(feats.x)
+            trace.note("rerank_v1_gate", {"applied": weight > 0, "weight": weight,
+                                          "ratio": round(ratio, 3), "nearest": nearest})
+            if weight == 0:
                 return list(candidates)
         scores = self.model.score_pool(feats.q, feats.m, feats.x)
+        if weight < 1:  # the zone: v1 blended with the first stage, no v1 score for v2
+            key = blend(scores, weight)
+            order = np.argsort(-key, kind="stable")
+            return [candidates[i].with_score("v1_blend", key[i]) for i in order]
         order = np.argsort(-scores, kind="stable")
         return [candidates[i].with_score("v1", scores[i]) for i in order]
 
