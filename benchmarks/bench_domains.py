@@ -4,6 +4,8 @@ leave-one-dataset-out table, and what v1's gate does (issue 12).
     .venv/bin/python benchmarks/bench_domains.py --json benchmarks/results/domains/domains.json
     .venv/bin/python benchmarks/bench_domains.py --part lodo --lodo-dir /tmp/lodo --train \\
         --json benchmarks/results/domains/lodo.json
+    .venv/bin/python benchmarks/bench_domains.py --part zone --seeds 11,23,31,47 \\
+        --lodo-dir /tmp/lodo --json benchmarks/results/domains/zone.json
 
 Datasets: LoCoMo, RHELM, the LongMemEval sample and Memora (weekly, current-evidence turns as
 gold), each at turn level from its default path under ../shared/data. For each split seed S the
@@ -16,6 +18,11 @@ pipelines are fitted on S's train half and scored on S's test half (PROTOCOL.md)
 - ``--part lodo``: for each dataset D and seed S, a v1 trained on the train halves of the
   other datasets only (``memsieve train v1 --seed S --exclude D --out DIR/D/v1-seed{S}.pt``;
   ``--train`` runs the missing ones), scored on D's test half with and without its gate.
+- ``--part zone``: how the gate's trust zone (``TRUST``, ``BLEND`` in ``rerank/gate.py``) was
+  chosen, on train halves only: for each rule of a grid, v1's gain over fusion on each
+  dataset's validation groups under the seed checkpoints (in kind) and on its train half under
+  the checkpoints that left it out (unseen kind). The rule: among those no worse than
+  ``ZONE_TOL`` below fusion in MRR and R@10 on every unseen kind, the best mean in-kind MRR.
 """
 
 from __future__ import annotations
@@ -29,12 +36,17 @@ from pathlib import Path
 import numpy as np
 
 from memsieve.embed import get_encoder
-from memsieve.eval.datasets import load_task
+from memsieve.eval.datasets import load_task, split
 from memsieve.eval.harness import Context, FirstStage, compare, machine, run_seeds, summarise
+from memsieve.eval.metrics import per_query
 from memsieve.rerank.eval_pipeline import V1Pipeline, V2Pipeline
+from memsieve.rerank.gate import blend, zone_weight
+from memsieve.rerank.learned import gate_of, weights_dir
 
 DATASETS = ("locomo", "rhelm", "longmemeval", "memora")
 SHOWN = ("R@10", "H@1", "MRR")
+ZONE_GRID = [(t, b) for t in (0.8, 0.85, 0.9, 0.95) for b in (0.0, 0.3, 0.5, 0.7)] + [(0.99, 0.0)]
+ZONE_TOL = 0.005
 
 
 def gate_share(pipes: list[V1Pipeline]) -> tuple[float, float]:
@@ -77,6 +89,63 @@ def train_lodo(root: Path, dataset: str, seed: int) -> Path:
     return path
 
 
+def zone_pools(ctx: Context, seeds: list[int], folder: Path, *, val_only: bool) -> list[tuple]:
+    """(query, first-stage ids, v1 scores, gate ratios, gate) for each headline query of the
+    seeds' train halves (only the checkpoint's validation groups with ``val_only``)."""
+    head, out = set(ctx.task.headline), []
+    for seed in seeds:
+        train_groups = set(split(ctx.task.groups, seed)[0])
+        pipe = V1Pipeline(weights=folder, gate=False)
+        train = [q for q in ctx.task.queries
+                 if q.namespace in train_groups and (not head or q.category in head)]
+        pipe.fit(ctx, train, seed)
+        gate = gate_of(pipe.config)
+        val = set(pipe.config["val_groups"].get(ctx.task.name, [])) if val_only else None
+        for q in train:
+            if val is not None and q.namespace not in val:
+                continue
+            first = FirstStage.rank(pipe, ctx, q)
+            feats = pipe.features(ctx, q, first)[1]
+            out.append((q, first.ids, pipe.model.score_pool(feats.q, feats.m, feats.x),
+                        gate.ratios(feats.x), gate))
+    return out
+
+
+def zone_gains(pools: list[tuple]) -> dict[str, dict[str, float]]:
+    """Per grid rule: mean gain over fusion in R@10, H@1 and MRR."""
+    qrels = {q.qid: q.gold for q, *_ in pools}
+    base = per_query(qrels, {q.qid: ranked(ids) for q, ids, *_ in pools}, list(SHOWN))
+    inner: dict[tuple[int, float], dict[str, float]] = {}
+    out = {}
+    for trust, weight in ZONE_GRID:
+        run = {}
+        for q, ids, v1, ratios, gate in pools:
+            if (id(gate), trust) not in inner:
+                inner[(id(gate), trust)] = gate.inner_at(trust)
+            key = blend(v1, zone_weight(ratios, inner[(id(gate), trust)], weight))
+            run[q.qid] = ranked([ids[i] for i in np.argsort(-key, kind="stable")])
+        values = per_query(qrels, run, list(SHOWN))
+        out[f"{trust}/{weight}"] = {m: float((values[m] - base[m]).mean()) for m in SHOWN}
+    return out
+
+
+def ranked(ids: list[str]) -> list[tuple[str, float]]:
+    return [(i, float(len(ids) - k)) for k, i in enumerate(ids)]
+
+
+def choose_zone(gains: dict) -> str:
+    """The rule ``--part zone`` reports (see the module docstring)."""
+    def worst(rule: str) -> float:
+        return min(min(g[rule]["R@10"], g[rule]["MRR"]) for g in gains["unseen"].values())
+
+    def in_kind(rule: str) -> float:
+        return float(np.mean([g[rule]["MRR"] for g in gains["in_kind"].values()]))
+
+    rules = [f"{t}/{b}" for t, b in ZONE_GRID]
+    safe = [r for r in rules if worst(r) >= -ZONE_TOL]
+    return max(safe, key=in_kind) if safe else max(rules, key=worst)
+
+
 def table(results: dict, rows: list[str]) -> str:
     head = "| dataset | pipeline | " + " | ".join(SHOWN) + " | " + " | ".join(
         f"{m} − fusion [CI95]" for m in SHOWN) + " | gated | blended |"
@@ -99,7 +168,7 @@ def table(results: dict, rows: list[str]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("main", "lodo"), default="main")
+    ap.add_argument("--part", choices=("main", "lodo", "zone"), default="main")
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--seeds", default="7,11,23,31,47")
     ap.add_argument("--weights", type=Path, default=None, help="folder of v1/v2-seed{S}.pt")
@@ -111,6 +180,8 @@ def main() -> None:
     seeds = [int(s) for s in args.seeds.split(",")]
     encoder = get_encoder("minilm")
     results = {}
+    if args.part == "zone":
+        return zone(args, seeds, encoder)
     for ds in args.datasets.split(","):
         ctx = Context(load_task(ds), encoder, progress=False)
         try:
@@ -140,6 +211,37 @@ def main() -> None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"part": args.part, "seeds": seeds, "results": results,
                                          "machine": machine()}, indent=1, default=float))
+        print(f"wrote {args.json}")
+
+
+def zone(args: argparse.Namespace, seeds: list[int], encoder) -> None:
+    gains: dict[str, dict] = {"in_kind": {}, "unseen": {}}
+    for ds in args.datasets.split(","):
+        ctx = Context(load_task(ds), encoder, progress=False)
+        try:
+            weights = args.weights or weights_dir()
+            gains["in_kind"][ds] = zone_gains(zone_pools(ctx, seeds, weights, val_only=True))
+            gains["unseen"][ds] = zone_gains(zone_pools(ctx, seeds, args.lodo_dir / ds,
+                                                        val_only=False))
+        finally:
+            ctx.close()
+        print(f"  {ds} done", flush=True)
+    names = list(gains["in_kind"])
+    print("| TRUST / BLEND | " + " | ".join(f"in kind {d} MRR" for d in names) + " | "
+          + " | ".join(f"unseen {d} R@10 / MRR" for d in names) + " |")
+    print("|---|" + "---|" * (2 * len(names)))
+    for t, b in ZONE_GRID:
+        r = f"{t}/{b}"
+        print(f"| {r} | " + " | ".join(f"{gains['in_kind'][d][r]['MRR']:+.3f}" for d in names)
+              + " | " + " | ".join(f"{gains['unseen'][d][r]['R@10']:+.3f} / "
+                                   f"{gains['unseen'][d][r]['MRR']:+.3f}" for d in names) + " |")
+    chosen = choose_zone(gains)
+    print(f"chosen: TRUST / BLEND = {chosen}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"part": "zone", "seeds": seeds, "tol": ZONE_TOL,
+                                         "gains": gains, "chosen": chosen,
+                                         "machine": machine()}, indent=1))
         print(f"wrote {args.json}")
 
 

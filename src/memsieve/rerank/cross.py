@@ -135,8 +135,9 @@ class CrossEncoderReranker:
 
     ``prior`` is each candidate's v1 score. The candidates after the protected set are
     returned unchanged and in place; the protected ones get score ``v2`` (the combined key, also
-    the ranking key) and ``v2_logit``. A pool v1 did not rerank (its gate kept the first
-    stage's order: no ``v1`` score) has no protected set, and passes through unchanged.
+    the ranking key) and ``v2_logit``. A pool v1 did not rerank alone (its gate kept the first
+    stage's order or blended the two: no ``v1`` score) has no protected set, and passes
+    through unchanged.
     """
 
     name = "rerank_v2"

@@ -21,7 +21,7 @@ from memsieve.errors import ConfigError
 from memsieve.eval.datasets import EvalQuery, split
 from memsieve.eval.harness import Context, FirstStage, Ranking
 from memsieve.rerank.cross import PROTECTED, CrossEncoder
-from memsieve.rerank.features import NamespaceFeatures, pool_features
+from memsieve.rerank.features import NamespaceFeatures, PoolFeatures, pool_features
 from memsieve.rerank.gate import PoolGate, blend
 from memsieve.rerank.learned import V1Model, gate_of, load_checkpoint, weights_dir
 from memsieve.rerank.train import context_namespaces, trained_groups
@@ -75,25 +75,16 @@ class V1Pipeline(FirstStage):
 
     def rank_scored(self, ctx: Context, q: EvalQuery) -> tuple[Ranking, np.ndarray]:
         """The v1 ranking and its scores, in ranked order."""
-        if self.model is None:
-            raise ConfigError("V1Pipeline.rank called before fit")
-        # built once per namespace and not timed, like the first stage's index and vectors
-        ns = context_namespaces(ctx, {q.namespace}, self._namespaces)[q.namespace]
         first = super().rank(ctx, q)
-        s = ctx.scored[q.qid]
+        # built once per namespace and not timed, like the first stage's index and vectors
+        context_namespaces(ctx, {q.namespace}, self._namespaces)
         t0 = time.perf_counter()
-        top = np.array([ns.position[i] for i in first.ids], dtype=np.int64)
-        fused = self.key(ctx, s, self.alpha)[1]
-        qvec = ctx.encoder.encode([q.text])[0]  # memo'd: the first stage encoded it
-        feats = pool_features(
-            ns.query(q.text, qvec), ns, top, s.dense[top], s.bm25[top], fused[top],
-            window=int(self.config.get("window", 3)),
-        )
+        fused, feats = self.features(ctx, q, first)
         weight = self.gate.weigh(feats.x)[0] if self.gate is not None else 1.0
         self.trust[q.qid] = weight
         self.gated[q.qid] = weight == 0
         if weight == 0:
-            scores = fused[top]  # the first stage's order, already ranked
+            scores = fused  # the first stage's order, already ranked
         else:
             scores = blend(self.model.score_pool(feats.q, feats.m, feats.x), weight)
         order = np.argsort(-scores, kind="stable")
@@ -101,6 +92,19 @@ class V1Pipeline(FirstStage):
         ms = dict(first.ms)
         ms["rerank_v1"] = (time.perf_counter() - t0) * 1000.0
         return Ranking(ids, ms), scores[order]
+
+    def features(self, ctx: Context, q: EvalQuery, first: Ranking) -> tuple[np.ndarray, PoolFeatures]:
+        """The fused scores of the first stage's pool (in its order) and v1's features of it."""
+        if self.model is None:
+            raise ConfigError("V1Pipeline.rank called before fit")
+        ns = context_namespaces(ctx, {q.namespace}, self._namespaces)[q.namespace]
+        s = ctx.scored[q.qid]
+        top = np.array([ns.position[i] for i in first.ids], dtype=np.int64)
+        fused = self.key(ctx, s, self.alpha)[1][top]
+        qvec = ctx.encoder.encode([q.text])[0]  # memo'd: the first stage encoded it
+        feats = pool_features(ns.query(q.text, qvec), ns, top, s.dense[top], s.bm25[top], fused,
+                              window=int(self.config.get("window", 3)))
+        return fused, feats
 
     def namespace_texts(self, ctx: Context, namespace: str) -> dict[str, str]:
         """Memory id -> text of a namespace (built once per namespace)."""

@@ -36,7 +36,7 @@ K = 10  # neighbours
 QUANTILE = 0.99  # share of training pools the gate lets through
 MAX_BANK = 2000  # training summaries kept (an even subsample beyond this)
 TRUST = 0.90  # share of a kind's training pools inside which v1's order is used as is
-BLEND = 0.3  # v1's weight in the blend zone (between TRUST and QUANTILE)
+BLEND = 0.5  # v1's weight in the blend zone (between TRUST and QUANTILE)
 RRF_K = 20  # reciprocal-rank constant of the blend
 _RANK = FEATURES.index("rank_fused")
 
@@ -67,10 +67,14 @@ class PoolGate:
         self.ks = {n: int(k) for n, k in ks.items()}
         self.mean, self.scale = np.asarray(mean, float), np.asarray(scale, float)
         self.head = int(head)
-        # the TRUST quantile of each bank's own k-th-neighbour distances (as fit computes the
-        # threshold), as a share of that threshold
-        self.inner = {n: float(np.quantile(_kth(b, b, self.ks[n] + 1), TRUST))
-                      / max(self.thresholds[n], 1e-9) for n, b in self.banks.items()}
+        self._own = {n: _kth(b, b, self.ks[n] + 1) for n, b in self.banks.items()}
+        self.inner = self.inner_at(TRUST)
+
+    def inner_at(self, trust: float) -> dict[str, float]:
+        """Per dataset: the ``trust`` quantile of its bank's own k-th-neighbour distances (as
+        ``fit`` computes the threshold), as a share of that threshold."""
+        return {n: float(np.quantile(d, trust)) / max(self.thresholds[n], 1e-9)
+                for n, d in self._own.items()}
 
     @classmethod
     def fit(cls, summaries: np.ndarray, kinds: Sequence[str], *, k: int = K,
@@ -99,11 +103,11 @@ class PoolGate:
     def distance(self, x: np.ndarray) -> tuple[float, str]:
         """(ratio, dataset): the pool's distance to its k-th nearest training pool of the
         closest dataset, as a multiple of that dataset's threshold (≤ 1: accepted)."""
-        ratios = self._ratios(x)
+        ratios = self.ratios(x)
         name = min(ratios, key=ratios.__getitem__)
         return ratios[name], name
 
-    def _ratios(self, x: np.ndarray) -> dict[str, float]:
+    def ratios(self, x: np.ndarray) -> dict[str, float]:
         """Per training dataset: the pool's k-th-neighbour distance / that dataset's threshold."""
         z = ((summarise(x, self.head) - self.mean) / self.scale).astype(np.float32)[None, :]
         return {n: float(_kth(z, b, self.ks[n])[0]) / max(self.thresholds[n], 1e-9)
@@ -115,11 +119,9 @@ class PoolGate:
     def weigh(self, x: np.ndarray) -> tuple[float, float, str]:
         """(weight, ratio, dataset): v1's weight for this pool (1: trusted, ``BLEND``: the
         zone between ``TRUST`` and the gate, 0: first stage only) and ``distance(x)``."""
-        ratios = self._ratios(x)
+        ratios = self.ratios(x)
         name = min(ratios, key=ratios.__getitem__)
-        if any(r <= self.inner[n] for n, r in ratios.items()):
-            return 1.0, ratios[name], name
-        return (BLEND if ratios[name] <= 1.0 else 0.0), ratios[name], name
+        return zone_weight(ratios, self.inner, BLEND), ratios[name], name
 
     def to_dict(self) -> dict[str, Any]:
         """Arrays and numbers (the checkpoint stores the arrays as tensors, the banks fp16)."""
@@ -132,6 +134,14 @@ class PoolGate:
         return cls({n: np.asarray(b, dtype=np.float32) for n, b in d["banks"].items()},
                    d["thresholds"], d["ks"], np.asarray(d["mean"], float),
                    np.asarray(d["scale"], float), head=int(d["head"]))
+
+
+def zone_weight(ratios: Mapping[str, float], inner: Mapping[str, float], weight: float) -> float:
+    """v1's weight for a pool with these per-dataset ratios: 1 inside some dataset's trusted
+    zone (``inner``), ``weight`` inside the gate only, 0 outside."""
+    if any(r <= inner[n] for n, r in ratios.items()):
+        return 1.0
+    return weight if min(ratios.values()) <= 1.0 else 0.0
 
 
 def blend(v1: np.ndarray, weight: float, k: int = RRF_K) -> np.ndarray:
@@ -153,4 +163,5 @@ def _kth(a: np.ndarray, bank: np.ndarray, k: int) -> np.ndarray:
     return np.sqrt(np.maximum(np.partition(d2, k - 1, axis=1)[:, k - 1], 0.0))
 
 
-__all__ = ["BLEND", "HEAD", "K", "QUANTILE", "TRUST", "PoolGate", "blend", "summarise"]
+__all__ = ["BLEND", "HEAD", "K", "QUANTILE", "TRUST", "PoolGate", "blend", "summarise",
+           "zone_weight"]

@@ -74,7 +74,7 @@ def test_blend_mixes_the_two_orders_by_reciprocal_rank():
     assert list(np.argsort(-blend(v1, 0.9), kind="stable")) == [3, 2, 1, 0]
     key = blend(v1, 0.5)  # an even blend of reversed orders: the ends beat the middle, ties
     assert list(np.argsort(-key, kind="stable")) == [0, 3, 1, 2]  # go to the first stage
-    promoted = blend(np.array([0.0, 0.0, 0.0, 5.0]), BLEND)  # v1's first moves up one place
+    promoted = blend(np.array([0.0, 0.0, 0.0, 5.0]), 0.3)  # v1's first moves up one place
     assert list(np.argsort(-promoted, kind="stable")) == [0, 1, 3, 2]
 
 
