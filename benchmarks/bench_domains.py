@@ -113,17 +113,19 @@ def zone_pools(ctx: Context, seeds: list[int], folder: Path, *, val_only: bool) 
 
 def zone_gains(pools: list[tuple]) -> dict[str, dict[str, float]]:
     """Per grid rule: mean gain over fusion in R@10, H@1 and MRR."""
-    qrels = {q.qid: q.gold for q, *_ in pools}
-    base = per_query(qrels, {q.qid: ranked(ids) for q, ids, *_ in pools}, list(SHOWN))
+    # keyed by position: a query is in the train half of several seeds
+    qrels = {str(k): q.gold for k, (q, *_) in enumerate(pools)}
+    base = per_query(qrels, {str(k): ranked(ids) for k, (_, ids, *_) in enumerate(pools)},
+                     list(SHOWN))
     inner: dict[tuple[int, float], dict[str, float]] = {}
     out = {}
     for trust, weight in ZONE_GRID:
         run = {}
-        for q, ids, v1, ratios, gate in pools:
+        for k, (_, ids, v1, ratios, gate) in enumerate(pools):
             if (id(gate), trust) not in inner:
                 inner[(id(gate), trust)] = gate.inner_at(trust)
             key = blend(v1, zone_weight(ratios, inner[(id(gate), trust)], weight))
-            run[q.qid] = ranked([ids[i] for i in np.argsort(-key, kind="stable")])
+            run[str(k)] = ranked([ids[i] for i in np.argsort(-key, kind="stable")])
         values = per_query(qrels, run, list(SHOWN))
         out[f"{trust}/{weight}"] = {m: float((values[m] - base[m]).mean()) for m in SHOWN}
     return out
