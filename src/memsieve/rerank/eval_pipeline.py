@@ -93,7 +93,9 @@ class V1Pipeline(FirstStage):
         ms["rerank_v1"] = (time.perf_counter() - t0) * 1000.0
         return Ranking(ids, ms), scores[order]
 
-    def features(self, ctx: Context, q: EvalQuery, first: Ranking) -> tuple[np.ndarray, PoolFeatures]:
+    def features(
+        self, ctx: Context, q: EvalQuery, first: Ranking
+    ) -> tuple[np.ndarray, PoolFeatures]:
         """The fused scores of the first stage's pool (in its order) and v1's features of it."""
         if self.model is None:
             raise ConfigError("V1Pipeline.rank called before fit")
