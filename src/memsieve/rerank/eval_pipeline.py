@@ -6,7 +6,7 @@ trained on the train halves of that seed's split of every dataset they name, and
 whose train groups of the evaluated dataset overlap the split's test groups. v1 applies its
 gate (``rerank/gate.py``) as the product stage does: a pool the gate turns away keeps the
 first stage's order, one in the zone at its edge gets the blend, and v2 leaves both alone;
-``gated`` and ``trust`` record each query's decision.
+``trust`` records each query's weight on v1 (1, the blend's, or 0).
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ class V1Pipeline(FirstStage):
         self.use_gate = gate
         self.model: V1Model | None = None
         self.gate: PoolGate | None = None
-        self.gated: dict[str, bool] = {}  # qid -> did the gate keep the first stage's order
         self.trust: dict[str, float] = {}  # qid -> v1's weight (1, the blend's, or 0)
         self.config: dict = {}
         self._namespaces: dict[str, NamespaceFeatures] = {}
@@ -82,7 +81,6 @@ class V1Pipeline(FirstStage):
         fused, feats = self.features(ctx, q, first)
         weight = self.gate.weigh(feats.x)[0] if self.gate is not None else 1.0
         self.trust[q.qid] = weight
-        self.gated[q.qid] = weight == 0
         if weight == 0:
             scores = fused  # the first stage's order, already ranked
         else:
