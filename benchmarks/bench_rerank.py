@@ -64,7 +64,7 @@ def main() -> None:
             if stage.name == "validity" and args.target_gate == "off":
                 stage.target_gate = None
         timings: dict[str, list[float]] = {}
-        applied = []
+        weights = []
         stages = ("retrieve", "rerank_v1", "rerank_v2", "total") + (
             ("validity",) if args.validity != "off" else ())
         for i, text in enumerate(questions):
@@ -73,7 +73,7 @@ def main() -> None:
                 continue  # warm-up: index build, feature build, quantisation
             for stage in stages:
                 timings.setdefault(stage, []).append(trace.timings_ms[stage])
-            applied.append(trace.notes.get("rerank_v1_gate", {}).get("applied", True))
+            weights.append(trace.notes.get("rerank_v1_gate", {}).get("weight", 1.0))
         store.close()
     out = {
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
@@ -82,7 +82,10 @@ def main() -> None:
         "queries": len(questions) - 2,
         "ms": {k: {"p50": round(float(np.median(v)), 2),
                    "p95": round(float(np.percentile(v, 95)), 2)} for k, v in timings.items()},
-        "v1_gate_applied": float(np.mean(applied)),
+        # v1's weight per query (rerank/gate.py): 1 its order, in between the blend, 0 fusion's
+        "v1_gate": {"trusted": float(np.mean(np.array(weights) == 1.0)),
+                    "blended": float(np.mean((np.array(weights) > 0) & (np.array(weights) < 1))),
+                    "first_stage": float(np.mean(np.array(weights) == 0.0))},
         "validity_edges": n_edges,
         "edges_build_s": round(edges_s, 3),
         "target_gate": args.target_gate,
