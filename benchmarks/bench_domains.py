@@ -37,11 +37,19 @@ import numpy as np
 
 from memsieve.embed import get_encoder
 from memsieve.eval.datasets import load_task, split
-from memsieve.eval.harness import Context, FirstStage, compare, machine, run_seeds, summarise
+from memsieve.eval.harness import (
+    Context,
+    FirstStage,
+    compare,
+    machine,
+    ranked_run,
+    run_seeds,
+    summarise,
+)
 from memsieve.eval.metrics import per_query
 from memsieve.rerank.eval_pipeline import V1Pipeline, V2Pipeline
 from memsieve.rerank.gate import blend, zone_weight
-from memsieve.rerank.learned import gate_of, weights_dir
+from memsieve.rerank.learned import gate_of
 
 DATASETS = ("locomo", "rhelm", "longmemeval", "memora")
 SHOWN = ("R@10", "H@1", "MRR")
@@ -89,9 +97,11 @@ def train_lodo(root: Path, dataset: str, seed: int) -> Path:
     return path
 
 
-def zone_pools(ctx: Context, seeds: list[int], folder: Path, *, val_only: bool) -> list[tuple]:
+def zone_pools(ctx: Context, seeds: list[int], folder: Path | None, *,
+               val_only: bool) -> list[tuple]:
     """(query, first-stage ids, v1 scores, gate ratios, gate) for each headline query of the
-    seeds' train halves (only the checkpoint's validation groups with ``val_only``)."""
+    seeds' train halves (only the checkpoint's validation groups with ``val_only``), under the
+    seed checkpoints in ``folder`` (None: the packaged ones)."""
     head, out = set(ctx.task.headline), []
     for seed in seeds:
         train_groups = set(split(ctx.task.groups, seed)[0])
@@ -115,7 +125,7 @@ def zone_gains(pools: list[tuple]) -> dict[str, dict[str, float]]:
     """Per grid rule: mean gain over fusion in R@10, H@1 and MRR."""
     # keyed by position: a query is in the train half of several seeds
     qrels = {str(k): q.gold for k, (q, *_) in enumerate(pools)}
-    base = per_query(qrels, {str(k): ranked(ids) for k, (_, ids, *_) in enumerate(pools)},
+    base = per_query(qrels, {str(k): ranked_run(ids) for k, (_, ids, *_) in enumerate(pools)},
                      list(SHOWN))
     inner: dict[tuple[int, float], dict[str, float]] = {}
     out = {}
@@ -125,14 +135,10 @@ def zone_gains(pools: list[tuple]) -> dict[str, dict[str, float]]:
             if (id(gate), trust) not in inner:
                 inner[(id(gate), trust)] = gate.inner_at(trust)
             key = blend(v1, zone_weight(ratios, inner[(id(gate), trust)], weight))
-            run[str(k)] = ranked([ids[i] for i in np.argsort(-key, kind="stable")])
+            run[str(k)] = ranked_run([ids[i] for i in np.argsort(-key, kind="stable")])
         values = per_query(qrels, run, list(SHOWN))
         out[f"{trust}/{weight}"] = {m: float((values[m] - base[m]).mean()) for m in SHOWN}
     return out
-
-
-def ranked(ids: list[str]) -> list[tuple[str, float]]:
-    return [(i, float(len(ids) - k)) for k, i in enumerate(ids)]
 
 
 def choose_zone(gains: dict) -> str:
@@ -221,8 +227,8 @@ def zone(args: argparse.Namespace, seeds: list[int], encoder) -> None:
     for ds in args.datasets.split(","):
         ctx = Context(load_task(ds), encoder, progress=False)
         try:
-            weights = args.weights or weights_dir()
-            gains["in_kind"][ds] = zone_gains(zone_pools(ctx, seeds, weights, val_only=True))
+            gains["in_kind"][ds] = zone_gains(zone_pools(ctx, seeds, args.weights,
+                                                         val_only=True))
             gains["unseen"][ds] = zone_gains(zone_pools(ctx, seeds, args.lodo_dir / ds,
                                                         val_only=False))
         finally:

@@ -35,6 +35,14 @@ from memsieve.validity.edges import default_judge, rebuild
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
+def gate_shares(weights: np.ndarray) -> dict[str, float]:
+    """Shares of queries by v1's weight (rerank/gate.py): 1 its order, in between the blend,
+    0 the first stage's order."""
+    return {"trusted": float(np.mean(weights == 1.0)),
+            "blended": float(np.mean((weights > 0) & (weights < 1))),
+            "first_stage": float(np.mean(weights == 0.0))}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=SHARED / "locomo" / "locomo10.json")
@@ -82,10 +90,7 @@ def main() -> None:
         "queries": len(questions) - 2,
         "ms": {k: {"p50": round(float(np.median(v)), 2),
                    "p95": round(float(np.percentile(v, 95)), 2)} for k, v in timings.items()},
-        # v1's weight per query (rerank/gate.py): 1 its order, in between the blend, 0 fusion's
-        "v1_gate": {"trusted": float(np.mean(np.array(weights) == 1.0)),
-                    "blended": float(np.mean((np.array(weights) > 0) & (np.array(weights) < 1))),
-                    "first_stage": float(np.mean(np.array(weights) == 0.0))},
+        "v1_gate": gate_shares(np.array(weights)),
         "validity_edges": n_edges,
         "edges_build_s": round(edges_s, 3),
         "target_gate": args.target_gate,

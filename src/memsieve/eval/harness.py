@@ -278,6 +278,12 @@ class SeedRun:
     ms: list[dict[str, float]]
 
 
+def ranked_run(ids: Sequence[str]) -> list[tuple[str, float]]:
+    """A ranked id list as a ranx run: distinct descending scores from ranks, so ranx's order
+    is exactly ours."""
+    return [(i, float(len(ids) - k)) for k, i in enumerate(ids)]
+
+
 def run_seeds(
     ctx: Context,
     name: str,
@@ -300,8 +306,7 @@ def run_seeds(
         for q in test:
             r = pipe.rank(ctx, q)
             qrels[q.qid] = q.gold if level == "turn" else q.gold_sessions
-            # distinct descending scores from ranks, so ranx's order is exactly ours
-            run[q.qid] = [(i, float(len(r.ids) - k)) for k, i in enumerate(r.ids)]
+            run[q.qid] = ranked_run(r.ids)
             ms.append(r.ms)
         values = per_query(qrels, run, list(METRICS))
         qids = sorted(qrels)

@@ -103,9 +103,7 @@ class PoolGate:
     def distance(self, x: np.ndarray) -> tuple[float, str]:
         """(ratio, dataset): the pool's distance to its k-th nearest training pool of the
         closest dataset, as a multiple of that dataset's threshold (≤ 1: accepted)."""
-        ratios = self.ratios(x)
-        name = min(ratios, key=ratios.__getitem__)
-        return ratios[name], name
+        return self.weigh(x)[1:]
 
     def ratios(self, x: np.ndarray) -> dict[str, float]:
         """Per training dataset: the pool's k-th-neighbour distance / that dataset's threshold."""

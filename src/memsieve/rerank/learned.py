@@ -292,13 +292,10 @@ class LearnedReranker:
                                           "ratio": round(ratio, 3), "nearest": nearest})
             if weight == 0:
                 return list(candidates)
-        scores = self.model.score_pool(feats.q, feats.m, feats.x)
-        if weight < 1:  # the zone: v1 blended with the first stage, no v1 score for v2
-            key = blend(scores, weight)
-            order = np.argsort(-key, kind="stable")
-            return [candidates[i].with_score("v1_blend", key[i]) for i in order]
-        order = np.argsort(-scores, kind="stable")
-        return [candidates[i].with_score("v1", scores[i]) for i in order]
+        key = blend(self.model.score_pool(feats.q, feats.m, feats.x), weight)
+        name = "v1" if weight == 1 else "v1_blend"  # the zone's blend: no v1 score for v2
+        order = np.argsort(-key, kind="stable")
+        return [candidates[i].with_score(name, key[i]) for i in order]
 
 
 RERANK_MODES = ("off", "v1", "v2")
