@@ -35,7 +35,7 @@ from memsieve.pipeline import Pipeline
 from memsieve.retrieve import Retriever
 from memsieve.store import open_store
 from memsieve.types import Query
-from memsieve.validity.edges import default_judge, rebuild
+from memsieve.validity.edges import rebuild, verifier_judge
 from memsieve.validity.stage import ValidityStage
 from memsieve.validity.statement import gate_from_spec
 
@@ -43,11 +43,13 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 MODES = ("off", "context", "demote")
 
 
-def build(memories, encoder, tmp: Path, name: str):
+def build(memories, encoder, tmp: Path, name: str, verifier):
+    """A store of ``memories`` with the write-time edges as ingest makes them, judged by the
+    verifier under test (so a candidate checkpoint is scored with its own edges)."""
     store = open_store(tmp / f"{name}.db")
     store.add(memories, vectors=cached_vectors(encoder.inner, [m.text for m in memories],
                                                progress=True), model=encoder.name)
-    judge = default_judge(encoder.name)  # the validity layer's write-time edges, as ingest does
+    judge = verifier_judge(verifier)
     for ns in store.namespaces():
         rebuild(store, ns, judge)
     return store
@@ -67,7 +69,7 @@ def memora_current(verifier, encoder, tmp: Path, period: Path, policy: str, th: 
     by_id = {m.id: m for m in memories}
     texts = list(dict.fromkeys(q.text for q in queries))
     encoder.remember(texts, cached_vectors(encoder.inner, texts, progress=False))
-    store = build(memories, encoder, tmp, "memora")
+    store = build(memories, encoder, tmp, "memora", verifier)
     retriever = Retriever(store, encoder)
     dev = set(sorted({q.namespace for q in queries})[:5])
     halves = {"all": lambda q: True, "dev": lambda q: q.namespace in dev,
@@ -169,7 +171,7 @@ def locomo_context(verifier, encoder, tmp: Path, path: Path, limit: int, policy:
     queries = task.queries[offset:offset + limit] if limit else task.queries[offset:]
     texts = list(dict.fromkeys(q.text for q in queries))
     encoder.remember(texts, cached_vectors(encoder.inner, texts, progress=False))
-    store = build(task.memories, encoder, tmp, "locomo")
+    store = build(task.memories, encoder, tmp, "locomo", verifier)
     retriever = Retriever(store, encoder)
     off = Pipeline([retriever], k=10)
     counter = CountingScorer(verifier)

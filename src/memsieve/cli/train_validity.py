@@ -26,6 +26,11 @@ def train_validity(
     ] = None,
     report: Annotated[Path | None, typer.Option(help="Write the full report as JSON.")] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    memora: Annotated[int | None, typer.Option(
+        help="Also train on this many natural examples from Memora's labelled sessions "
+        "(half updates and deletes, half list items; 0: generator only).", min=0)] = None,
+    memora_dir: Annotated[Path | None, typer.Option(
+        help="The Memora data folder (with monthly/ and quarterly/), for --memora.")] = None,
     calibrate_edges: Annotated[bool, typer.Option(
         "--calibrate-edges", help="Do not train: add the write-time edge threshold (chosen on "
         "the checkpoint's own validation data) to an already trained checkpoint.")] = False,
@@ -43,7 +48,9 @@ def train_validity(
         return
 
     defaults = TrainConfig()
-    extra = {k: v for k, v in (("n_val", n_val), ("n_test", n_test), ("threads", threads))
+    extra = {k: v for k, v in (("n_val", n_val), ("n_test", n_test), ("threads", threads),
+                               ("memora", memora),
+                               ("memora_dir", str(memora_dir) if memora_dir else None))
              if v is not None}
     result = train_verifier(
         seed,

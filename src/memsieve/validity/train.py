@@ -64,6 +64,7 @@ CONTEXT_PRECISION = 0.90
 DEMOTE_PRECISION = 0.95
 SIMILARITY_KEEP = 0.98  # the source-target similarity floor keeps this share of positives
 EDGE_KEEP = 0.95  # the write-time (query-blind) edge threshold keeps this share of positives
+MEMORA_VAL_PERSONA = "financial_analyst"  # its Memora examples choose thresholds, never train
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,6 +85,8 @@ class TrainConfig:
     n_trainable_layers: int = 1
     max_length: int = 128
     threads: int | None = None
+    memora: int = 0  # natural Memora examples mixed in (half positives; 0: generator only)
+    memora_dir: str | None = None  # the Memora data folder (needed when ``memora`` > 0)
 
 
 # ============================================================================== METRICS
@@ -309,9 +312,10 @@ def _fit(cfg: TrainConfig, *, progress: bool) -> tuple[Verifier, list[float], di
         p.requires_grad = name.startswith(trained)
         if p.requires_grad:
             (head if name.startswith("head.") else body).append(p)
-    strata = list(BASE_WEIGHTS)
-    aux = torch.nn.Linear(model.head.proj.in_features, len(strata))
     examples = generate(cfg.n_examples, cfg.seed, weights=training_weights())
+    examples += natural_examples(cfg)
+    strata = list(dict.fromkeys([*BASE_WEIGHTS, *sorted({e.stratum for e in examples})]))
+    aux = torch.nn.Linear(model.head.proj.in_features, len(strata))
     pairs = [format_pair(e.query, e.source, e.target) for e in examples]
     enc = tok([a for a, _ in pairs], [b for _, b in pairs], truncation="longest_first",
               max_length=cfg.max_length)
@@ -374,6 +378,36 @@ def _fit(cfg: TrainConfig, *, progress: bool) -> tuple[Verifier, list[float], di
                               "train_s": round(time.perf_counter() - t0, 1)}
 
 
+def natural_examples(cfg: TrainConfig, *, validation: bool = False) -> list[Example]:
+    """Memora examples (``memora_examples``) for training (``cfg.memora`` of them: half natural
+    positives, half negatives spread evenly over the (kind, list) groups, a seeded draw) or, with
+    ``validation``, every example of the one persona kept out of training
+    (``MEMORA_VAL_PERSONA``). Empty when ``cfg.memora`` is 0."""
+    if cfg.memora <= 0:
+        return []
+    if not cfg.memora_dir:
+        raise ConfigError("memora examples need memora_dir (the Memora data folder)")
+    from memsieve.validity.memora_examples import TRAIN_PERSONAS, memora_examples
+
+    if validation:
+        return memora_examples(cfg.memora_dir, personas=(MEMORA_VAL_PERSONA,), seed=cfg.seed)
+    pool = memora_examples(cfg.memora_dir, seed=cfg.seed,
+                           personas=[p for p in TRAIN_PERSONAS if p != MEMORA_VAL_PERSONA])
+    rng = random.Random(cfg.seed)
+    pos = [e for e in pool if e.label]
+    out = rng.sample(pos, min(len(pos), cfg.memora // 2))
+    lists: dict[str, list[Example]] = {}
+    for e in pool:
+        if not e.label:
+            lists.setdefault(f"{e.stratum}:{e.attribute}", []).append(e)
+    want = cfg.memora - len(out)
+    for i, name in enumerate(sorted(lists)):  # even shares; a short list leaves its rest
+        share = (want - sum(1 for e in out if not e.label)) // (len(lists) - i)
+        out += rng.sample(lists[name], min(len(lists[name]), share))
+    rng.shuffle(out)
+    return out
+
+
 def _bar(progress: bool, total: int, desc: str) -> Any:
     if not progress:
         return None
@@ -401,12 +435,20 @@ def _evaluate(verifier: Verifier, cfg: TrainConfig, *, progress: bool) -> dict[s
     val_scores = verifier.score([(e.query, e.source, e.target) for e in val])
     score_ms = (time.perf_counter() - t) * 1000 / max(len(val), 1)
     thresholds = choose_thresholds(val_scores, np.array([e.label for e in val]))
+    natural = natural_examples(cfg, validation=True)
+    if natural:  # a flag must reach its precision on both kinds of validation data
+        nat_scores = verifier.score([(e.query, e.source, e.target) for e in natural])
+        nat = choose_thresholds(nat_scores, np.array([e.label for e in natural]))
+        thresholds = {k: max(v, nat[k]) for k, v in thresholds.items()}
     test_scores = verifier.score([(e.query, e.source, e.target) for e in test])
     from memsieve.embed import MiniLMEncoder
 
     gate = similarity_floor(val, MiniLMEncoder())
     thresholds["min_similarity"] = gate["min_similarity"]
     thresholds["edge_threshold"] = edge_threshold(verifier, val)
+    if natural:
+        thresholds["edge_threshold"] = min(thresholds["edge_threshold"],
+                                           edge_threshold(verifier, natural))
     report = {
         "config": dataclasses.asdict(cfg),
         "thresholds": thresholds,
@@ -415,6 +457,11 @@ def _evaluate(verifier: Verifier, cfg: TrainConfig, *, progress: bool) -> dict[s
         "test": split_report(test, test_scores, thresholds),
         "score_ms_per_pair_batch32": round(score_ms, 2),
     }
+    if natural:
+        labels = np.array([e.label for e in natural])
+        report["memora_validation"] = {
+            name: binary_metrics(nat_scores, labels, thresholds[f"{name}_threshold"])
+            for name in ("context", "demote")}
     if progress:
         for split in ("validation", "test"):
             o = report[split]["context"]["overall"]
