@@ -117,6 +117,8 @@ def memora_pairs(verifier, queries, by_id, halves, t: float) -> dict:
     """The relation judgment alone: (question, true update turn, the turn it overturns) should
     be flagged; the same update against the question's other earlier evidence turns (current
     ones, and stale ones another update overturns) should not."""
+    from sklearn.metrics import roc_auc_score
+
     from memsieve.validity.stage import is_later
 
     triples, labels, owner = [], [], []
@@ -146,7 +148,10 @@ def memora_pairs(verifier, queries, by_id, halves, t: float) -> dict:
         out[half] = {"positives": int(pos.sum()), "negatives": int(neg.sum()),
                      "positive_recall": float(pred[pos].mean()) if pos.any() else None,
                      "negative_specificity": float((~pred[neg]).mean()) if neg.any() else None,
-                     "accuracy": float((pred[m] == labels_a[m].astype(bool)).mean())}
+                     "accuracy": float((pred[m] == labels_a[m].astype(bool)).mean()),
+                     # threshold-free: how well the scores rank true overturns above the rest
+                     "auc": float(roc_auc_score(labels_a[m], scores[m]))
+                     if pos.any() and neg.any() else None}
     return out
 
 

@@ -67,3 +67,19 @@ def test_same_seed_same_examples(tmp_path):
 def test_missing_persona_is_a_clear_error(tmp_path):
     with pytest.raises(NotFound, match="sessions.jsonl"):
         memora_examples(tmp_path, periods=("weekly",), personas=("nobody",))
+
+
+def test_training_mix_needs_its_data(tmp_path):
+    from memsieve.errors import ConfigError
+    from memsieve.validity.train import TrainConfig, natural_examples
+
+    assert natural_examples(TrainConfig()) == []  # the packaged recipe: generator only
+    with pytest.raises(ConfigError, match="memora_dir"):
+        natural_examples(TrainConfig(memora=4))
+    root = _persona(tmp_path)
+    (root / "quarterly").mkdir()
+    (root / "monthly" / "academic_researcher").rename(root / "quarterly" / "academic_researcher")
+    _persona(root)  # the same persona in both periods
+    cfg = TrainConfig(memora=4, memora_dir=str(root))
+    with pytest.raises(NotFound):  # the other training personas are missing here
+        natural_examples(cfg)
