@@ -31,7 +31,7 @@ from memsieve.validity.generator import Example
 TRAIN_PERIODS = ("monthly", "quarterly")
 TRAIN_PERSONAS = ("academic_researcher", "business_executive", "content_writer",
                   "creative_designer", "financial_analyst")  # the first five by name: "dev"
-LIST_NEGATIVES = 1.0  # list negatives drawn per positive (at most)
+PER_EXAMPLE = 1  # negatives drawn (at most) per later add and per change: other items of its list
 
 _QUERIES = {
     "pref": ("What {topic} does the user like?", "Any {topic} you would recommend for me?",
@@ -86,7 +86,8 @@ def _query(rng: random.Random, family: str, lst: str, item: str) -> str:
 
 
 def _persona_examples(sessions: Sequence[dict], rng: random.Random) -> Iterator[Example]:
-    """Positives (updates and deletes of a stated item) and list negatives of one persona."""
+    """One persona's positives (updates and deletes of a stated item) and negatives (a later
+    item of the same list; a change set against another item of its list)."""
     stated: dict[tuple[str, str, str], tuple[int, str]] = {}
     for s in sorted(sessions, key=lambda s: s["session_id"]):
         key, text = _key(s), _first_share(s)
@@ -107,14 +108,14 @@ def _persona_examples(sessions: Sequence[dict], rng: random.Random) -> Iterator[
                               attribute=f"memora_{lst}", target_turn=turn, source_turn=sid)
                 # the same change against another item of the list: that one still holds
                 others = [k for k in stated if k[:2] == key[:2] and k not in (key, old)]
-                for k in rng.sample(others, min(len(others), 1)):
+                for k in rng.sample(others, min(len(others), PER_EXAMPLE)):
                     turn, target = stated[k]
                     yield Example(query=query, source=text, target=target, label=0,
                                   stratum="hard_memora_other_item", attribute=f"memora_{lst}",
                                   target_turn=turn, source_turn=sid)
         elif op == "add":
             others = [k for k in stated if k[:2] == key[:2] and k != key]
-            for k in rng.sample(others, min(len(others), int(LIST_NEGATIVES))):
+            for k in rng.sample(others, min(len(others), PER_EXAMPLE)):
                 turn, target = stated[k]
                 yield Example(query=_query(rng, family, lst, k[2]), source=text, target=target,
                               label=0, stratum="hard_memora_list", attribute=f"memora_{lst}",
@@ -130,8 +131,8 @@ def memora_examples(
     personas: Sequence[str] = TRAIN_PERSONAS,
     seed: int = 7,
 ) -> list[Example]:
-    """Every natural positive and list negative of ``personas`` in ``periods`` of the Memora
-    folder ``root`` (e.g. ``../shared/data/memora``), in a seeded order."""
+    """Every natural example of ``personas`` in ``periods`` of the Memora folder ``root``
+    (e.g. ``../shared/data/memora``), in a seeded order."""
     root = Path(root)
     rng = random.Random(seed)
     out: list[Example] = []
@@ -148,7 +149,7 @@ def memora_examples(
 
 
 def summary(examples: Sequence[Example]) -> dict[str, Any]:
-    """Counts per stratum (for the training report)."""
+    """Counts per stratum."""
     counts: dict[str, int] = {}
     for e in examples:
         counts[e.stratum] = counts.get(e.stratum, 0) + 1
