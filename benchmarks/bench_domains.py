@@ -48,7 +48,7 @@ from memsieve.eval.harness import (
 )
 from memsieve.eval.metrics import per_query
 from memsieve.rerank.eval_pipeline import V1Pipeline, V2Pipeline
-from memsieve.rerank.gate import blend, zone_weight
+from memsieve.rerank.gate import blend, zone_shares, zone_weight
 from memsieve.rerank.learned import gate_of
 
 DATASETS = ("locomo", "rhelm", "longmemeval", "memora")
@@ -60,10 +60,8 @@ ZONE_TOL = 0.005
 def gate_share(pipes: list[V1Pipeline]) -> tuple[float, float]:
     """Shares of scored queries whose pool the gate sent back to the first stage, and whose
     pool got the blend of v1 and the first stage (the zone at the gate's edge)."""
-    weights = np.array([w for p in pipes for w in p.trust.values()])
-    if not len(weights):
-        return 0.0, 0.0
-    return float(np.mean(weights == 0)), float(np.mean((weights > 0) & (weights < 1)))
+    shares = zone_shares([w for p in pipes for w in p.trust.values()])
+    return shares["first_stage"], shares["blended"]
 
 
 def evaluate(ctx: Context, seeds: list[int], variants: dict) -> dict:

@@ -28,19 +28,12 @@ from memsieve.embed import MemoEncoder, MiniLMEncoder
 from memsieve.eval.datasets import load_task
 from memsieve.eval.harness import cached_vectors
 from memsieve.pipeline import Pipeline
+from memsieve.rerank.gate import zone_shares
 from memsieve.store import open_store
 from memsieve.types import Query
 from memsieve.validity.edges import default_judge, rebuild
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-
-
-def gate_shares(weights: np.ndarray) -> dict[str, float]:
-    """Shares of queries by v1's weight (rerank/gate.py): 1 its order, in between the blend,
-    0 the first stage's order."""
-    return {"trusted": float(np.mean(weights == 1.0)),
-            "blended": float(np.mean((weights > 0) & (weights < 1))),
-            "first_stage": float(np.mean(weights == 0.0))}
 
 
 def main() -> None:
@@ -90,7 +83,7 @@ def main() -> None:
         "queries": len(questions) - 2,
         "ms": {k: {"p50": round(float(np.median(v)), 2),
                    "p95": round(float(np.percentile(v, 95)), 2)} for k, v in timings.items()},
-        "v1_gate": gate_shares(np.array(weights)),
+        "v1_gate": zone_shares(weights),
         "validity_edges": n_edges,
         "edges_build_s": round(edges_s, 3),
         "target_gate": args.target_gate,

@@ -142,6 +142,16 @@ def zone_weight(ratios: Mapping[str, float], inner: Mapping[str, float], weight:
     return weight if min(ratios.values()) <= 1.0 else 0.0
 
 
+def zone_shares(weights: Sequence[float]) -> dict[str, float]:
+    """Shares of pools by v1's weight: ``trusted`` (1: its order), ``blended`` (the zone),
+    ``first_stage`` (0: the first stage's order); all 0 for no pools."""
+    w = np.asarray(weights, dtype=np.float64)
+    if not len(w):
+        return {"trusted": 0.0, "blended": 0.0, "first_stage": 0.0}
+    return {"trusted": float(np.mean(w == 1.0)), "blended": float(np.mean((w > 0) & (w < 1))),
+            "first_stage": float(np.mean(w == 0.0))}
+
+
 def blend(v1: np.ndarray, weight: float, k: int = RRF_K) -> np.ndarray:
     """Ranking key over a pool given in first-stage order: v1's scores at weight 1, else
     ``weight / (k + v1 rank) + (1 - weight) / (k + first-stage rank)`` (ties: first stage)."""
@@ -162,4 +172,4 @@ def _kth(a: np.ndarray, bank: np.ndarray, k: int) -> np.ndarray:
 
 
 __all__ = ["BLEND", "HEAD", "K", "QUANTILE", "TRUST", "PoolGate", "blend", "summarise",
-           "zone_weight"]
+           "zone_shares", "zone_weight"]

@@ -400,10 +400,11 @@ def natural_examples(cfg: TrainConfig, *, validation: bool = False) -> list[Exam
     for e in pool:
         if not e.label:
             lists.setdefault(f"{e.stratum}:{e.attribute}", []).append(e)
-    want = cfg.memora - len(out)
+    left = cfg.memora - len(out)
     for i, name in enumerate(sorted(lists)):  # even shares; a short list leaves its rest
-        share = (want - sum(1 for e in out if not e.label)) // (len(lists) - i)
-        out += rng.sample(lists[name], min(len(lists[name]), share))
+        drawn = rng.sample(lists[name], min(len(lists[name]), left // (len(lists) - i)))
+        out += drawn
+        left -= len(drawn)
     rng.shuffle(out)
     return out
 

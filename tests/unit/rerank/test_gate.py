@@ -12,7 +12,15 @@ import torch
 from memsieve.embed import HashingEncoder
 from memsieve.rerank.cross import CrossEncoder, CrossEncoderReranker
 from memsieve.rerank.features import FEATURES
-from memsieve.rerank.gate import BLEND, QUANTILE, TRUST, PoolGate, blend, summarise
+from memsieve.rerank.gate import (
+    BLEND,
+    QUANTILE,
+    TRUST,
+    PoolGate,
+    blend,
+    summarise,
+    zone_shares,
+)
 from memsieve.rerank.learned import (
     LearnedReranker,
     V1Model,
@@ -65,6 +73,12 @@ def test_the_zone_between_trust_and_the_gate_gets_the_blend():
         assert gate.weigh(x)[1:] == gate.distance(x)
     back = PoolGate.from_dict(gate.to_dict())  # the zone comes back from the stored banks
     assert back.inner == pytest.approx(gate.inner, rel=2e-2)
+
+
+def test_zone_shares_count_each_answer_of_the_gate():
+    assert zone_shares([1.0, 1.0, BLEND, 0.0]) == {"trusted": 0.5, "blended": 0.25,
+                                                   "first_stage": 0.25}
+    assert zone_shares([]) == {"trusted": 0.0, "blended": 0.0, "first_stage": 0.0}
 
 
 def test_blend_mixes_the_two_orders_by_reciprocal_rank():
