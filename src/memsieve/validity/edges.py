@@ -2,7 +2,8 @@
 overturn, found once when it is added, so a query judges only results that have one.
 
 When a memory (the *source*) is added, its candidates are the earlier memories of its
-namespace (``is_later(source, target)``) by the same speaker, or any when either has none,
+namespace (``is_later(source, target)``; equal times that session and turn cannot order go by
+the order the store received them) by the same speaker, or any when either has none,
 among its ``SCAN`` most similar, whose embedding cosine with it is at least ``floor``; the
 ``per_source`` closest become edges ``(source, target, score)``. The score is query-blind:
 the packaged verifier's with the target standing in for the query (``blind_pairs``) when the
@@ -53,10 +54,10 @@ class Held:
         return cls([], np.zeros((0, 0), np.float32), lambda rows: [])
 
 
-def _later(source: Memory, target: Memory) -> bool:
+def _later(source: Memory, target: Memory, written_after: bool) -> bool:
     from memsieve.validity.stage import is_later
 
-    return is_later(source, target)
+    return is_later(source, target, written_after=written_after)
 
 
 Judge = Callable[[Sequence[tuple[str, str]]], np.ndarray]  # (source, target) texts -> scores
@@ -116,6 +117,11 @@ def candidate_edges(
     rewritten = {m.id for m in new}
     stale = np.array([mid in rewritten for mid in held.ids] + [False] * len(new))
     records: dict[int, Memory] = {n_held + i: m for i, m in enumerate(new)}
+    # write order of each row, for equal times nothing else orders: a rewritten memory keeps
+    # its stored place (as the store keeps its seq), so ``rebuild`` finds the same edges
+    row_of = {mid: r for r, mid in enumerate(held.ids)}
+    written = np.array(list(range(n_held)) + [row_of.get(m.id, n_held + i)
+                                                 for i, m in enumerate(new)])
     out: list[Edge] = []
     texts: list[tuple[str, str]] = []
     for start in range(0, len(new), chunk):  # bounded memory for a bulk ingest
@@ -132,11 +138,12 @@ def candidate_edges(
             if source.timestamp is None:
                 continue
             found = 0
+            at = written[n_held + start + i]
             for j in near[i]:
                 target = records[int(j)]
                 if source.speaker and target.speaker and source.speaker != target.speaker:
                     continue
-                if _later(source, target):
+                if _later(source, target, bool(at > written[j])):
                     out.append(Edge(source.id, target.id, round(float(sims[i, j]), 6)))
                     texts.append((source.text, target.text))
                     found += 1

@@ -52,20 +52,22 @@ class Validity:
     context_note: str
 
 
-def is_later(source: Memory, target: Memory) -> bool:
+def is_later(source: Memory, target: Memory, *, written_after: bool = False) -> bool:
     """True when ``source`` was said after ``target``: a later timestamp, or the same timestamp
-    and session with a later turn. Unknown times are never later (conservative)."""
+    and session with a later turn. Equal times that session and turn cannot order (two
+    sessions on one day with date-only timestamps, a turn without an index) are ordered by
+    ``written_after``: whether the store received ``source`` after ``target`` (the write-time
+    edge finder knows; other callers pass nothing and so call them not later). Unknown times
+    are never later (conservative)."""
     if source.id == target.id or source.timestamp is None or target.timestamp is None:
         return False
     s, t = _naive(source.timestamp), _naive(target.timestamp)
     if s != t:
         return s > t
-    return (
-        source.session_id == target.session_id
-        and source.turn_index is not None
-        and target.turn_index is not None
-        and source.turn_index > target.turn_index
-    )
+    if (source.session_id == target.session_id and source.turn_index is not None
+            and target.turn_index is not None):
+        return source.turn_index > target.turn_index
+    return written_after
 
 
 def _naive(ts: datetime) -> datetime:

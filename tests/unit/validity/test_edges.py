@@ -12,8 +12,8 @@ from memsieve.embed import HashingEncoder
 from memsieve.ingest import add_memories
 from memsieve.trace import Trace
 from memsieve.types import Candidate, Memory, Query
-from memsieve.validity.edges import Held, candidate_edges
-from memsieve.validity.stage import ValidityStage
+from memsieve.validity.edges import Held, candidate_edges, rebuild
+from memsieve.validity.stage import ValidityStage, is_later
 
 T0 = datetime(2024, 1, 1)
 
@@ -56,6 +56,40 @@ def test_edges_point_back_in_time_to_similar_memories_of_the_same_speaker():
     batch = [mem(0, "I work at Acme", day=0), mem(5, "I work at Zeta now", day=3)]
     got = candidate_edges(batch, unit([1, 0, 0], [1, 0.1, 0]), held(earlier, ev), floor=0.5)
     assert [(e.source, e.target) for e in got] == [("m5", "m0")]
+
+
+def test_equal_times_that_session_and_turn_cannot_order_go_by_write_order(any_store):
+    """Date-only timestamps: two sessions on one day (Memora's weekly conversations have ~20%
+    of their true updates so). The session written later may overturn the earlier one, never
+    the reverse; a rewrite keeps its place; ``rebuild`` finds what the live writes found."""
+    day = T0
+
+    def turn(i: str, session: str, text: str) -> Memory:
+        return Memory(id=i, namespace="ns", text=text, speaker="Sam", timestamp=day,
+                      session_id=session, turn_index=0)
+
+    a = turn("a", "s1", "Sam: I need to prepare the lecture slides for tomorrow")
+    b = turn("b", "s2", "Sam: I finished the lecture slides for tomorrow")
+    assert not is_later(b, a) and is_later(b, a, written_after=True)  # a tie: the writer's word
+    # same session, known turns: the turn decides, whatever the write order says
+    c = b.model_copy(update={"session_id": "s1", "turn_index": 1})
+    assert is_later(c, a) and not is_later(a, c, written_after=True)
+    vec = unit([1, 0.1, 0], [1, 0, 0])
+    got = candidate_edges([a, b], vec, floor=0.5)
+    assert [(e.source, e.target) for e in got] == [("b", "a")]
+    got = candidate_edges([b], vec[1:], held([a], vec[:1]), floor=0.5)
+    assert [(e.source, e.target) for e in got] == [("b", "a")]
+    # a rewrite of the earlier-written one keeps its place: it does not overturn the later one
+    assert candidate_edges([a], vec[:1], held([a, b], vec), floor=0.5) == []
+    enc = HashingEncoder()
+    add_memories(any_store, [a], enc)
+    add_memories(any_store, [b], enc)
+    live = any_store.edges("ns", ["a", "b"])
+    assert [(e.source, e.target) for e in live.get("a", [])] == [("b", "a")] and "b" not in live
+    add_memories(any_store, [a], enc)  # rewritten in place (same text): still the earlier one
+    assert rebuild(any_store, "ns") == 1
+    assert {t: [(e.source, e.target) for e in es]
+            for t, es in any_store.edges("ns", ["a", "b"]).items()} == {"a": [("b", "a")]}
 
 
 def test_store_keeps_edges_and_drops_them_with_a_purge_or_a_rewrite(any_store):
