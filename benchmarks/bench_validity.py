@@ -109,7 +109,25 @@ def memora_current(verifier, encoder, tmp: Path, period: Path, policy: str, th: 
             out["modes"][mode][half] = _summary(rows)
     out["pair_accuracy_true_source"] = memora_pairs(verifier, queries, by_id, halves,
                                                     th["context_threshold"])
+    out["edge_coverage"] = edge_coverage(store, queries, halves, th.get("edge_threshold"))
     store.close()
+    return out
+
+
+def edge_coverage(store, queries, halves, t: float | None) -> dict:
+    """How many true (update, stale turn) pairs the write-time edges link at all, and with a
+    query-blind score the stage judges (``>= edge_threshold``): the ceiling of the ``edges``
+    source policy, whatever the query-time judgement."""
+    out = {"edge_threshold": t}
+    for half, keep_q in halves.items():
+        pairs = {(q.namespace, old, upd) for q in queries if keep_q(q) for old, upd in q.pairs}
+        linked = judged = 0
+        for ns, old, upd in pairs:
+            score = {e.source: e.score for e in store.edges(ns, [old]).get(old, [])}.get(upd)
+            linked += score is not None
+            judged += score is not None and (t is None or score >= t)
+        n = max(len(pairs), 1)
+        out[half] = {"pairs": len(pairs), "linked": linked / n, "judged": judged / n}
     return out
 
 

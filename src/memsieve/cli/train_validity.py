@@ -31,6 +31,10 @@ def train_validity(
         "(half updates and deletes, half list items; 0: generator only).", min=0)] = None,
     memora_dir: Annotated[Path | None, typer.Option(
         help="The Memora data folder (with monthly/ and quarterly/), for --memora.")] = None,
+    memora_edges: Annotated[int | None, typer.Option(
+        help="With --memora: also this many hard negatives mined from the write-time edges "
+        "over the same personas (an edge whose later session leaves the earlier item "
+        "standing).", min=0)] = None,
     calibrate_edges: Annotated[bool, typer.Option(
         "--calibrate-edges", help="Do not train: add the write-time edge threshold (chosen on "
         "the checkpoint's own validation data) to an already trained checkpoint.")] = False,
@@ -49,7 +53,7 @@ def train_validity(
 
     defaults = TrainConfig()
     extra = {k: v for k, v in (("n_val", n_val), ("n_test", n_test), ("threads", threads),
-                               ("memora", memora),
+                               ("memora", memora), ("memora_edges", memora_edges),
                                ("memora_dir", str(memora_dir) if memora_dir else None))
              if v is not None}
     result = train_verifier(

@@ -10,6 +10,12 @@ of *another* item of the same list (a second liked author, another day's steps, 
 bill) a natural hard negative: same attribute, a new value, and both stay true; and each
 change set against another item of its list that it leaves standing, one more.
 
+The stage meets a third kind of pair that neither gives: its own write-time edges (a later
+turn close to an earlier one, ``validity/edges.py``). ``memora_edge_examples`` runs the edge
+finder over a persona's share-memory turns and keeps each edge whose source session does not
+change the target's item as a hard negative (a candidate trained without them flagged current
+memories through such edges: RESULTS.md, "Natural supervision").
+
 Which data: the periods and personas passed in. The product's recipe (``TRAIN_PERIODS``,
 ``TRAIN_PERSONAS``) takes the monthly and quarterly conversations of the five personas that
 the Memora evaluation calls ``dev``; the weekly conversations, on which the Memora
@@ -95,9 +101,7 @@ def _persona_examples(sessions: Sequence[dict], rng: random.Random) -> Iterator[
             continue
         family, lst, item = key
         op = s["operation"]
-        details = s.get("operation_details") or {}
-        old_item = details.get("old_item")
-        old = (family, lst, str(old_item).lower()) if isinstance(old_item, str) else key
+        old = _changed(s, key)
         sid = int(s["session_id"])
         if op in ("update", "delete") or (family == "goal" and key in stated):
             if old in stated:
@@ -138,12 +142,87 @@ def memora_examples(
     out: list[Example] = []
     for period in periods:
         for persona in personas:
-            path = root / period / persona / "sessions.jsonl"
-            if not path.is_file():
-                raise NotFound(f"{path}: no such Memora sessions file")
-            with path.open(encoding="utf-8") as fh:
-                sessions = [json.loads(line) for line in fh if line.strip()]
-            out.extend(_persona_examples(sessions, rng))
+            out.extend(_persona_examples(_sessions(root, period, persona), rng))
+    rng.shuffle(out)
+    return out
+
+
+def _sessions(root: Path, period: str, persona: str) -> list[dict]:
+    path = root / period / persona / "sessions.jsonl"
+    if not path.is_file():
+        raise NotFound(f"{path}: no such Memora sessions file")
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def _changed(session: dict, key: tuple[str, str, str]) -> tuple[str, str, str]:
+    """The (family, list, item) an update or delete session changes (its ``old_item``)."""
+    old_item = (session.get("operation_details") or {}).get("old_item")
+    return (key[0], key[1], str(old_item).lower()) if isinstance(old_item, str) else key
+
+
+def _edge_negatives(sessions: Sequence[dict], encoder: Any, rng: random.Random,
+                    persona: str) -> Iterator[Example]:
+    """The write-time edges over one persona's share-memory user turns (in session order)
+    whose source is a session's first such turn and whose source session leaves the target
+    session's item standing."""
+    from datetime import datetime, timedelta
+
+    from memsieve.types import Memory
+    from memsieve.validity.edges import candidate_edges
+
+    keys: dict[int, tuple[str, str, str]] = {}
+    ops: dict[int, tuple[str, tuple[str, str, str]]] = {}
+    mems: list[Memory] = []
+    firsts: set[str] = set()
+    for s in sorted(sessions, key=lambda s: s["session_id"]):
+        key = _key(s)
+        if key is None:
+            continue
+        sid = int(s["session_id"])
+        keys[sid], ops[sid] = key, (s["operation"], _changed(s, key))
+        shares = [t for t in s.get("conversation", ())
+                  if t.get("share_memory") and t.get("speaker") == "user_agent"]
+        for i, t in enumerate(shares):
+            m = Memory(id=f"{sid}:{t['turn']}", namespace=persona, text=f"user: {t['message']}",
+                       speaker="user", session_id=str(sid), turn_index=len(mems),
+                       timestamp=datetime(2025, 1, 1) + timedelta(seconds=len(mems)))
+            firsts.update([m.id] if i == 0 else [])
+            mems.append(m)
+    if not mems:
+        return
+    by_id = {m.id: m for m in mems}
+    for e in candidate_edges(mems, encoder.encode([m.text for m in mems])):
+        src, tgt = int(e.source.split(":")[0]), int(e.target.split(":")[0])
+        if e.source not in firsts or src == tgt:
+            continue
+        op, changed = ops[src]
+        if (op in ("update", "delete") and changed == keys[tgt]) or (
+                keys[src][0] == "goal" and keys[src] == keys[tgt]):
+            continue  # a true change of the target's item: not a negative
+        yield Example(query=_query(rng, *keys[tgt]), source=by_id[e.source].text,
+                      target=by_id[e.target].text, label=0, stratum="hard_memora_edge",
+                      attribute=f"memora_{keys[tgt][1]}", target_turn=tgt, source_turn=src)
+
+
+def memora_edge_examples(
+    root: str | Path,
+    encoder: Any,
+    *,
+    periods: Sequence[str] = TRAIN_PERIODS,
+    personas: Sequence[str] = TRAIN_PERSONAS,
+    seed: int = 7,
+) -> list[Example]:
+    """Hard negatives from the write-time edges (``edges.candidate_edges`` on ``encoder``'s
+    vectors, the product's floor and fan-out) over ``personas`` in ``periods``: every edge
+    from a session's first share-memory turn to another session's turn whose item it does not
+    change; in a seeded order."""
+    root = Path(root)
+    rng = random.Random(seed)
+    out: list[Example] = []
+    for period in periods:
+        for persona in personas:
+            out.extend(_edge_negatives(_sessions(root, period, persona), encoder, rng, persona))
     rng.shuffle(out)
     return out
 

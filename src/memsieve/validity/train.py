@@ -87,6 +87,7 @@ class TrainConfig:
     threads: int | None = None
     memora: int = 0  # natural Memora examples mixed in (half positives; 0: generator only)
     memora_dir: str | None = None  # the Memora data folder (needed when ``memora`` > 0)
+    memora_edges: int = 0  # hard negatives mined from write-time edges (needs ``memora`` > 0)
 
 
 # ============================================================================== METRICS
@@ -382,8 +383,11 @@ def natural_examples(cfg: TrainConfig, *, validation: bool = False) -> list[Exam
     """Memora examples (``memora_examples``) for training (``cfg.memora`` of them: half natural
     positives, half negatives spread evenly over the (kind, list) groups, a seeded draw) or, with
     ``validation``, every example of the one persona kept out of training
-    (``MEMORA_VAL_PERSONA``). Empty when ``cfg.memora`` is 0."""
+    (``MEMORA_VAL_PERSONA``); for training, ``cfg.memora_edges`` more negatives mined from the
+    write-time edges (``memora_edge_examples``). Empty when ``cfg.memora`` is 0."""
     if cfg.memora <= 0:
+        if cfg.memora_edges > 0:
+            raise ConfigError("mined edge negatives (memora_edges) come with memora > 0")
         return []
     if not cfg.memora_dir:
         raise ConfigError("memora examples need memora_dir (the Memora data folder)")
@@ -405,6 +409,14 @@ def natural_examples(cfg: TrainConfig, *, validation: bool = False) -> list[Exam
         drawn = rng.sample(lists[name], min(len(lists[name]), left // (len(lists) - i)))
         out += drawn
         left -= len(drawn)
+    if cfg.memora_edges > 0:
+        from memsieve.embed import MiniLMEncoder
+        from memsieve.validity.memora_examples import memora_edge_examples
+
+        mined = memora_edge_examples(cfg.memora_dir, MiniLMEncoder(), seed=cfg.seed,
+                                     personas=[p for p in TRAIN_PERSONAS
+                                               if p != MEMORA_VAL_PERSONA])
+        out += rng.sample(mined, min(len(mined), cfg.memora_edges))
     rng.shuffle(out)
     return out
 
@@ -446,10 +458,9 @@ def _evaluate(verifier: Verifier, cfg: TrainConfig, *, progress: bool) -> dict[s
 
     gate = similarity_floor(val, MiniLMEncoder())
     thresholds["min_similarity"] = gate["min_similarity"]
+    # on generator data only: trained on mined edge negatives, a verifier's query-blind
+    # score of the kept-out persona's true changes falls near 0, and so would the threshold
     thresholds["edge_threshold"] = edge_threshold(verifier, val)
-    if natural:
-        thresholds["edge_threshold"] = min(thresholds["edge_threshold"],
-                                           edge_threshold(verifier, natural))
     report = {
         "config": dataclasses.asdict(cfg),
         "thresholds": thresholds,

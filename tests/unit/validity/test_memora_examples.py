@@ -83,3 +83,36 @@ def test_training_mix_needs_its_data(tmp_path):
     cfg = TrainConfig(memora=4, memora_dir=str(root))
     with pytest.raises(NotFound):  # the other training personas are missing here
         natural_examples(cfg)
+
+
+def test_write_time_edges_that_change_nothing_are_negatives(tmp_path):
+    """The edge finder's own pairs: an edge whose later session leaves the earlier item
+    standing is a negative; the edge of a true change is not (it is no negative)."""
+    from memsieve.embed import HashingEncoder
+    from memsieve.validity.memora_examples import memora_edge_examples
+
+    pref = {"preference": "like", "subcategory": "decades"}
+    sessions = [
+        _session(1, "add", {**pref, "item": "1960s"}, "I really love listening to 1960s music"),
+        _session(2, "add", {**pref, "item": "1980s"}, "I really love listening to 1980s music"),
+        _session(3, "update", {**pref, "item": "1940s", "update_type": "value_update",
+                               "old_item": "1960s"},
+                 "I really love listening to 1940s music, not 1960s music"),
+    ]
+    folder = tmp_path / "monthly" / "academic_researcher"
+    folder.mkdir(parents=True)
+    (folder / "sessions.jsonl").write_text(
+        "".join(json.dumps(s) + "\n" for s in sessions), encoding="utf-8")
+    kw = {"periods": ("monthly",), "personas": ("academic_researcher",)}
+    ex = memora_edge_examples(tmp_path, HashingEncoder(), **kw)
+    assert {(e.source_turn, e.target_turn) for e in ex} == {(2, 1), (3, 2)}
+    assert all(e.label == 0 and e.stratum == "hard_memora_edge" for e in ex)
+    assert ex == memora_edge_examples(tmp_path, HashingEncoder(), **kw)  # seeded
+
+
+def test_mined_edges_need_the_memora_mix():
+    from memsieve.errors import ConfigError
+    from memsieve.validity.train import TrainConfig, natural_examples
+
+    with pytest.raises(ConfigError, match="memora > 0"):
+        natural_examples(TrainConfig(memora_edges=10))
