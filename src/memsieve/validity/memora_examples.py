@@ -187,7 +187,8 @@ def _edge_negatives(sessions: Sequence[dict], encoder: Any, rng: random.Random,
             m = Memory(id=f"{sid}:{t['turn']}", namespace=persona, text=f"user: {t['message']}",
                        speaker="user", session_id=str(sid), turn_index=len(mems),
                        timestamp=datetime(2025, 1, 1) + timedelta(seconds=len(mems)))
-            firsts.update([m.id] if i == 0 else [])
+            if i == 0:
+                firsts.add(m.id)
             mems.append(m)
     if not mems:
         return

@@ -87,8 +87,9 @@ def test_training_mix_needs_its_data(tmp_path):
 
 def test_write_time_edges_that_change_nothing_are_negatives(tmp_path):
     """The edge finder's own pairs: an edge whose later session leaves the earlier item
-    standing is a negative; the edge of a true change is not (it is no negative)."""
+    standing is a negative; the edge of a true change (3 -> 1 here) is left out."""
     from memsieve.embed import HashingEncoder
+    from memsieve.validity.edges import FLOOR
     from memsieve.validity.memora_examples import memora_edge_examples
 
     pref = {"preference": "like", "subcategory": "decades"}
@@ -104,6 +105,9 @@ def test_write_time_edges_that_change_nothing_are_negatives(tmp_path):
     (folder / "sessions.jsonl").write_text(
         "".join(json.dumps(s) + "\n" for s in sessions), encoding="utf-8")
     kw = {"periods": ("monthly",), "personas": ("academic_researcher",)}
+    v = HashingEncoder().encode([f"user: {sessions[i]['conversation'][1]['message']}"
+                                 for i in (0, 2)])
+    assert v[0] @ v[1] >= FLOOR  # the true change is linked, so leaving it out is tested
     ex = memora_edge_examples(tmp_path, HashingEncoder(), **kw)
     assert {(e.source_turn, e.target_turn) for e in ex} == {(2, 1), (3, 2)}
     assert all(e.label == 0 and e.stratum == "hard_memora_edge" for e in ex)
