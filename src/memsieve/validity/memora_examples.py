@@ -53,12 +53,16 @@ _QUERIES = {
 }
 
 
+def _shares(session: dict) -> list[dict]:
+    """The turns of a session that Memora marks as stating the memory (the user's)."""
+    return [t for t in session.get("conversation", ())
+            if t.get("share_memory") and t.get("speaker") == "user_agent"]
+
+
 def _first_share(session: dict) -> str | None:
-    """The first turn of the session that Memora marks as stating the memory (the user's)."""
-    for t in session.get("conversation", ()):
-        if t.get("share_memory") and t.get("speaker") == "user_agent":
-            return f"user: {t['message']}"
-    return None
+    """The first of them, as memory text."""
+    shares = _shares(session)
+    return f"user: {shares[0]['message']}" if shares else None
 
 
 def _key(session: dict) -> tuple[str, str, str] | None:
@@ -181,9 +185,7 @@ def _edge_negatives(sessions: Sequence[dict], encoder: Any, rng: random.Random,
             continue
         sid = int(s["session_id"])
         keys[sid], ops[sid] = key, (s["operation"], _changed(s, key))
-        shares = [t for t in s.get("conversation", ())
-                  if t.get("share_memory") and t.get("speaker") == "user_agent"]
-        for i, t in enumerate(shares):
+        for i, t in enumerate(_shares(s)):
             m = Memory(id=f"{sid}:{t['turn']}", namespace=persona, text=f"user: {t['message']}",
                        speaker="user", session_id=str(sid), turn_index=len(mems),
                        timestamp=datetime(2025, 1, 1) + timedelta(seconds=len(mems)))

@@ -395,8 +395,8 @@ def natural_examples(cfg: TrainConfig, *, validation: bool = False) -> list[Exam
 
     if validation:
         return memora_examples(cfg.memora_dir, personas=(MEMORA_VAL_PERSONA,), seed=cfg.seed)
-    pool = memora_examples(cfg.memora_dir, seed=cfg.seed,
-                           personas=[p for p in TRAIN_PERSONAS if p != MEMORA_VAL_PERSONA])
+    personas = [p for p in TRAIN_PERSONAS if p != MEMORA_VAL_PERSONA]
+    pool = memora_examples(cfg.memora_dir, seed=cfg.seed, personas=personas)
     rng = random.Random(cfg.seed)
     pos = [e for e in pool if e.label]
     out = rng.sample(pos, min(len(pos), cfg.memora // 2))
@@ -414,8 +414,7 @@ def natural_examples(cfg: TrainConfig, *, validation: bool = False) -> list[Exam
         from memsieve.validity.memora_examples import memora_edge_examples
 
         mined = memora_edge_examples(cfg.memora_dir, MiniLMEncoder(), seed=cfg.seed,
-                                     personas=[p for p in TRAIN_PERSONAS
-                                               if p != MEMORA_VAL_PERSONA])
+                                     personas=personas)
         out += rng.sample(mined, min(len(mined), cfg.memora_edges))
     rng.shuffle(out)
     return out
