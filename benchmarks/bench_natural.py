@@ -28,8 +28,10 @@ from datetime import datetime
 from pathlib import Path
 
 import numpy as np
+from sklearn.metrics import roc_auc_score
 
 from memsieve.embed import MemoEncoder, MiniLMEncoder
+from memsieve.eval.datasets import load_task
 from memsieve.eval.harness import machine
 from memsieve.eval.stats import bootstrap_ci
 from memsieve.pipeline import Pipeline
@@ -50,12 +52,40 @@ POLICIES = ("top1", "nearest", "edges")
 
 
 def load(split: str) -> list[dict]:
+    if split == "lme":
+        return load_lme()
     path = FRESH if split == "fresh" else DATA
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     return [r for r in rows if split == "both" or r["split"] == split]
 
 
+def load_lme() -> list[dict]:
+    """Histories from the LongMemEval sample, labelled by question type (see the docstring)."""
+    task = load_task("longmemeval")
+    by_ns: dict[str, list[Memory]] = {}
+    for m in task.memories:
+        by_ns.setdefault(m.namespace, []).append(m)
+    out = []
+    for q in task.queries:
+        mems = by_ns[q.namespace]
+        when = {m.id: (m.timestamp, m.session_id, m.turn_index) for m in mems}
+        gold = sorted(q.gold, key=when.__getitem__)
+        sessions = {when[g][1] for g in gold}
+        if q.category == "knowledge-update" and len(sessions) >= 2:
+            label, later = "superseded", gold[-1]
+        elif q.category in ("multi-session", "temporal-reasoning") and len(sessions) >= 2:
+            label, later = "current", None
+        else:
+            continue
+        out.append({"id": q.namespace, "kind": q.category, "query": q.text, "intent": "current",
+                    "memories": mems, "target": gold[0], "label": label,
+                    "superseded_by": later, "later": gold[-1], "split": "lme"})
+    return out
+
+
 def memories(h: dict) -> list[Memory]:
+    if "memories" in h:
+        return h["memories"]
     return [Memory(id=t["id"], namespace=h["id"], text=t["text"], speaker=t["speaker"],
                    session_id=f"{h['id']}:{t['date']}", turn_index=i,
                    timestamp=datetime.fromisoformat(t["date"]))
@@ -107,6 +137,23 @@ def run(histories: list[dict], policy: str, verifier: Verifier, encoder: MemoEnc
             for k, v in out.items() if v}
 
 
+def pair_scores(histories: list[dict], verifier: Verifier) -> dict:
+    """The verifier on each history's own pair, no retrieval and no stage: the update (or the
+    look-alike's later turn: the last turn, or LongMemEval's latest evidence turn) as source,
+    the target as target. AUC over histories, and recall / specificity at the context
+    threshold: how well the pair is judged, apart from what reaches the stage."""
+    triples, updated = [], []
+    for h in histories:
+        text = {m.id: m.text for m in memories(h)}
+        source = h["superseded_by"] or h.get("later") or memories(h)[-1].id
+        triples.append((h["query"], text[source], text[h["target"]]))
+        updated.append(h["label"] == "superseded")
+    scores, y = verifier.score(triples), np.array(updated)
+    t = verifier.stage_thresholds("minilm")["context_threshold"]
+    return {"auc": float(roc_auc_score(y, scores)), "recall": float(np.mean(scores[y] >= t)),
+            "specificity": float(np.mean(scores[~y] < t)), "n": [int(y.sum()), int((~y).sum())]}
+
+
 def timing(histories: list[dict], verifier: Verifier, encoder: MemoEncoder,
            policy: str, gate: StatementGate | None) -> dict:
     """p50 ms of the query without the validity stage (query encoding included) and of the
@@ -134,8 +181,9 @@ def timing(histories: list[dict], verifier: Verifier, encoder: MemoEncoder,
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--split", choices=["dev", "test", "both", "fresh", "all"], default="dev",
-                    help="dev / test halves of the first set, both, the fresh set, or all three")
+    ap.add_argument("--split", choices=["dev", "test", "both", "fresh", "all", "lme"],
+                    default="dev", help="dev / test halves of the first set, both, the fresh "
+                    "set, all three, or the LongMemEval sample's updates and look-alikes")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--checkpoint", type=Path, help="verifier (default: the packaged one)")
     ap.add_argument("--no-timing", action="store_true", help="skip the latency part")
@@ -147,7 +195,8 @@ def main() -> None:
     encoder = MemoEncoder(MiniLMEncoder())
     splits = {"both": ["dev", "test"], "all": ["dev", "test", "fresh"]}.get(args.split,
                                                                           [args.split])
-    result: dict = {"data": str(DATA.name), "machine": machine(), "splits": {},
+    data = "longmemeval sample" if args.split == "lme" else DATA.name
+    result: dict = {"data": data, "machine": machine(), "splits": {},
                     "checkpoint": args.checkpoint.name if args.checkpoint else "packaged",
                     "target_gate": Path(args.target_gate).name}
     for split in splits:
@@ -158,6 +207,9 @@ def main() -> None:
             print(f"{split} {policy}: " + "  ".join(
                 f"{k} {v['mean']:.2f} [{v['ci95'][0]:.2f}, {v['ci95'][1]:.2f}] (n={v['n']})"
                 for k, v in s.items()))
+        pairs = result["splits"][split]["pairs"] = pair_scores(histories, verifier)
+        print(f"{split} pairs: AUC {pairs['auc']:.3f}  recall {pairs['recall']:.2f}  "
+              f"specificity {pairs['specificity']:.2f} (n={pairs['n']})")
     if not args.no_timing:
         result["timing"] = {p: timing(load("dev"), verifier, encoder, p, gate)
                             for p in ("top1", "edges")}
