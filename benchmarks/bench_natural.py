@@ -15,7 +15,8 @@ Per history: its turns become one namespace's memories (dated), the question (in
 packaged verifier and thresholds, for the ``top1`` and ``nearest`` source policies. Reported:
 flag recall on updated targets (flagged ``possibly_outdated``, and naming the right later
 memory), the false-flag rate on look-alike targets, demote's current-first rate on updated
-histories (the later memory ranks above the target), and the validity stage's share of time.
+histories (the later memory ranks above the target), the validity stage's share of time, and
+(``pairs``) the verifier on each history's own pair with no retrieval in the way.
 """
 
 from __future__ import annotations
@@ -137,11 +138,11 @@ def run(histories: list[dict], policy: str, verifier: Verifier, encoder: MemoEnc
             for k, v in out.items() if v}
 
 
-def pair_scores(histories: list[dict], verifier: Verifier) -> dict:
+def pair_scores(histories: list[dict], verifier: Verifier, threshold: float) -> dict:
     """The verifier on each history's own pair, no retrieval and no stage: the update (or the
     look-alike's later turn: the last turn, or LongMemEval's latest evidence turn) as source,
-    the target as target. AUC over histories, and recall / specificity at the context
-    threshold: how well the pair is judged, apart from what reaches the stage."""
+    the target as target. AUC over histories, and recall / specificity at ``threshold`` (the
+    context threshold): how well the pair is judged, apart from what reaches the stage."""
     triples, updated = [], []
     for h in histories:
         text = {m.id: m.text for m in memories(h)}
@@ -149,9 +150,10 @@ def pair_scores(histories: list[dict], verifier: Verifier) -> dict:
         triples.append((h["query"], text[source], text[h["target"]]))
         updated.append(h["label"] == "superseded")
     scores, y = verifier.score(triples), np.array(updated)
-    t = verifier.stage_thresholds("minilm")["context_threshold"]
-    return {"auc": float(roc_auc_score(y, scores)), "recall": float(np.mean(scores[y] >= t)),
-            "specificity": float(np.mean(scores[~y] < t)), "n": [int(y.sum()), int((~y).sum())]}
+    return {"auc": float(roc_auc_score(y, scores)),
+            "recall": float(np.mean(scores[y] >= threshold)),
+            "specificity": float(np.mean(scores[~y] < threshold)),
+            "n": [int(y.sum()), int((~y).sum())]}
 
 
 def timing(histories: list[dict], verifier: Verifier, encoder: MemoEncoder,
@@ -207,7 +209,8 @@ def main() -> None:
             print(f"{split} {policy}: " + "  ".join(
                 f"{k} {v['mean']:.2f} [{v['ci95'][0]:.2f}, {v['ci95'][1]:.2f}] (n={v['n']})"
                 for k, v in s.items()))
-        pairs = result["splits"][split]["pairs"] = pair_scores(histories, verifier)
+        threshold = verifier.stage_thresholds(encoder.name)["context_threshold"]
+        pairs = result["splits"][split]["pairs"] = pair_scores(histories, verifier, threshold)
         print(f"{split} pairs: AUC {pairs['auc']:.3f}  recall {pairs['recall']:.2f}  "
               f"specificity {pairs['specificity']:.2f} (n={pairs['n']})")
     if not args.no_timing:
