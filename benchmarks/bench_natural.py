@@ -43,6 +43,7 @@ from memsieve.types import Memory, Query
 from memsieve.validity.edges import rebuild, verifier_judge
 from memsieve.validity.stage import ValidityStage
 from memsieve.validity.statement import StatementGate, gate_from_spec
+from memsieve.validity.train import binary_metrics
 from memsieve.validity.verifier import Verifier
 
 DATA = Path(__file__).resolve().parent / "data" / "natural_updates.jsonl"
@@ -145,15 +146,15 @@ def pair_scores(histories: list[dict], verifier: Verifier, threshold: float) -> 
     context threshold): how well the pair is judged, apart from what reaches the stage."""
     triples, updated = [], []
     for h in histories:
-        text = {m.id: m.text for m in memories(h)}
-        source = h["superseded_by"] or h.get("later") or memories(h)[-1].id
+        mems = memories(h)
+        text = {m.id: m.text for m in mems}
+        source = h["superseded_by"] or h.get("later") or mems[-1].id
         triples.append((h["query"], text[source], text[h["target"]]))
         updated.append(h["label"] == "superseded")
     scores, y = verifier.score(triples), np.array(updated)
-    return {"auc": float(roc_auc_score(y, scores)),
-            "recall": float(np.mean(scores[y] >= threshold)),
-            "specificity": float(np.mean(scores[~y] < threshold)),
-            "n": [int(y.sum()), int((~y).sum())]}
+    at = binary_metrics(scores, y, threshold)
+    return {"auc": float(roc_auc_score(y, scores)), "recall": at["recall"],
+            "specificity": at["specificity"], "n": [int(y.sum()), int((~y).sum())]}
 
 
 def timing(histories: list[dict], verifier: Verifier, encoder: MemoEncoder,
