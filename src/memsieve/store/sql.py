@@ -234,11 +234,15 @@ class SQLStore:
         return len(batch)
 
     def _put_edges(self, ns: str, edges: Sequence[Edge]) -> None:
-        """Insert edges (ids resolved to seqs; an edge naming a missing memory is skipped)."""
+        """Write edges as the complete outgoing edges of their sources: what a source pointed
+        at before is replaced (a rewrite re-links later sources); ids resolved to seqs, an
+        edge naming a missing memory is skipped."""
         if not edges:
             return
         seqs = {mid: v[0] for mid, v in self._existing(
             ns, [e.source for e in edges] + [e.target for e in edges]).items()}
+        self._many("DELETE FROM validity_edges WHERE namespace=? AND source=?",
+                   [(ns, seqs[s]) for s in dict.fromkeys(e.source for e in edges) if s in seqs])
         self._many(
             """INSERT INTO validity_edges VALUES (?, ?, ?, ?)
                ON CONFLICT (namespace, target, source) DO UPDATE SET score = excluded.score""",

@@ -12,9 +12,10 @@ time the validity stage's ``edges`` source policy judges a top-k result only aga
 sources of its edges whose score reaches ``edge_threshold`` (chosen on generator validation
 data to keep 95% of the positives), with the query-conditioned verifier, and skips results
 without one: on LoCoMo chat 16% of the edges pass, so most results cost no verifier pass.
-Purging either end removes the edge and rewriting a memory's text drops its edges and finds
-new ones (the store does both in the same transaction); a forgotten source is left out when
-edges are read.
+Purging either end removes the edge; rewriting a memory's text drops its edges and finds
+new ones, both its own and those of the later memories that pointed at its old text or may
+point at its new one (the store replaces their outgoing edges in the same transaction); a
+forgotten source is left out when edges are read.
 """
 
 from __future__ import annotations
@@ -42,12 +43,14 @@ class Edge:
 @dataclasses.dataclass(frozen=True)
 class Held:
     """What a namespace already holds, as the edge finder needs it: the ids and vectors of
-    its searchable memories, and a way to read the records of some rows (only candidates are
-    read, so a write into a big namespace does not read all of it)."""
+    its searchable memories, a way to read the records of some rows (only candidates are
+    read, so a write into a big namespace does not read all of it), and the sources of the
+    stored edges into some memories (what a rewrite of them must re-link)."""
 
     ids: Sequence[str]
     matrix: np.ndarray
     fetch: Callable[[Sequence[int]], list[Memory]]
+    incoming: Callable[[Sequence[str]], set[str]] = lambda ids: set()  # sources of their edges
 
     @classmethod
     def empty(cls) -> Held:
@@ -105,7 +108,12 @@ def candidate_edges(
 ) -> list[Edge]:
     """Edges from each of ``new`` (one namespace; unit vectors) to the memories it may
     overturn among those ``held`` (a stored copy of a rewritten memory is replaced by its new
-    copy) and the rest of ``new``; scored by ``judge`` when given, else by the cosine."""
+    copy) and the rest of ``new``; scored by ``judge`` when given, else by the cosine.
+
+    A rewrite also re-links the later memories that may overturn it: every held source that
+    pointed at its old copy (``Held.incoming``) or may point at its new one gets its edges
+    found again, as ``rebuild`` would find them, so a typo fix does not hide a later update.
+    The store replaces the outgoing edges of every source this returns."""
     if not len(new):
         return []
     held = held or Held.empty()
@@ -122,37 +130,66 @@ def candidate_edges(
     row_of = {mid: r for r, mid in enumerate(held.ids)}
     written = np.array(list(range(n_held)) + [row_of.get(m.id, n_held + i)
                                                  for i, m in enumerate(new)])
+    sources = list(range(n_held, n_held + len(new)))
+    relinked = _relinked(new, matrix, stale, held, row_of, floor)
     out: list[Edge] = []
     texts: list[tuple[str, str]] = []
-    for start in range(0, len(new), chunk):  # bounded memory for a bulk ingest
-        sims = new_vectors[start : start + chunk] @ matrix.T
+    order = sources + sorted(relinked)
+    for start in range(0, len(order), chunk):  # bounded memory for a bulk ingest
+        rows = order[start : start + chunk]
+        sims = matrix[rows] @ matrix.T
         sims[:, stale] = -np.inf
         near = []
         for row in sims:
             cand = np.argpartition(-row, SCAN)[:SCAN] if len(row) > SCAN else np.arange(len(row))
             cand = cand[row[cand] >= floor]
             near.append(cand[np.lexsort((cand, -row[cand]))])  # most similar first
-        wanted = sorted({int(j) for c in near for j in c if j not in records})
+        wanted = sorted(({int(j) for c in near for j in c} | set(rows)) - set(records))
         records.update(zip(wanted, held.fetch(wanted), strict=True))
-        for i, source in enumerate(new[start : start + chunk]):
+        for i, r in enumerate(rows):
+            source = records[r]
             if source.timestamp is None:
                 continue
-            found = 0
-            at = written[n_held + start + i]
+            found = []
             for j in near[i]:
                 target = records[int(j)]
                 if source.speaker and target.speaker and source.speaker != target.speaker:
                     continue
-                if _later(source, target, bool(at > written[j])):
-                    out.append(Edge(source.id, target.id, round(float(sims[i, j]), 6)))
-                    texts.append((source.text, target.text))
-                    found += 1
-                    if found == per_source:
+                if _later(source, target, bool(written[r] > written[j])):
+                    found.append((Edge(source.id, target.id, round(float(sims[i, j]), 6)),
+                                  (source.text, target.text)))
+                    if len(found) == per_source:
                         break
+            if relinked.get(r) is False and not {e.target for e, _ in found} & rewritten:
+                continue  # a rewrite did not reach it: its stored edges stand
+            out += [e for e, _ in found]
+            texts += [t for _, t in found]
     if judge is not None and out:
         scores = judge(texts)
         out = [dataclasses.replace(e, score=round(float(x), 6)) for e, x in zip(out, scores,
                                                                                 strict=True)]
+    return out
+
+
+def _relinked(new: Sequence[Memory], matrix: np.ndarray, stale: np.ndarray, held: Held,
+              row_of: dict[str, int], floor: float) -> dict[int, bool]:
+    """Held rows whose outgoing edges a rewrite in ``new`` may change: True for a source that
+    pointed at a rewritten memory's old copy (its edges must be found again), False for one
+    only similar enough to point at the new copy (kept only if it now does)."""
+    rewrites = [i for i, m in enumerate(new) if m.id in row_of]
+    before = held.fetch([row_of[new[i].id] for i in rewrites])
+    rewrites = [i for i, m in zip(rewrites, before, strict=True) if m.text != new[i].text]
+    if not rewrites:  # the same text again: the store keeps what pointed at it
+        return {}
+    n_held = len(row_of)
+    out: dict[int, bool] = {}
+    sims = matrix[[n_held + i for i in rewrites]] @ matrix[:n_held].T
+    for j in np.flatnonzero((sims >= floor).any(axis=0) & ~stale[:n_held]):
+        out[int(j)] = False
+    for sid in held.incoming([new[i].id for i in rewrites]):
+        j = row_of.get(sid)
+        if j is not None and not stale[j]:
+            out[j] = True
     return out
 
 
@@ -171,9 +208,13 @@ def stored(store: Any) -> Reader:
                 state.update({m.id: m for m in store.list(namespace)})
             return [state[ids[r]] for r in rows]
 
-        return Held(ids, matrix, fetch)
+        return Held(ids, matrix, fetch, lambda mids: _sources(store, namespace, mids))
 
     return read
+
+
+def _sources(store: Any, namespace: str, target_ids: Sequence[str]) -> set[str]:
+    return {e.source for es in store.edges(namespace, target_ids).values() for e in es}
 
 
 def cached(cache: Any) -> Reader:
@@ -184,7 +225,8 @@ def cached(cache: Any) -> Reader:
         with cache.store.snapshot():
             index = cache.get(namespace)
             return Held(list(index.ids), index.matrix.copy(),
-                        lambda rows: index.memories(cache.store, rows))
+                        lambda rows: index.memories(cache.store, rows),
+                        lambda mids: _sources(cache.store, namespace, mids))
 
     return read
 

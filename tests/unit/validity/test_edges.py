@@ -4,6 +4,7 @@ the validity stage's ``edges`` policy judges only results that have one."""
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -90,6 +91,40 @@ def test_equal_times_that_session_and_turn_cannot_order_go_by_write_order(any_st
     assert rebuild(any_store, "ns") == 1
     assert {t: [(e.source, e.target) for e in es]
             for t, es in any_store.edges("ns", ["a", "b"]).items()} == {"a": [("b", "a")]}
+
+
+def _all_edges(store, ids):
+    return sorted((e.source, e.target) for es in store.edges("ns", ids).values() for e in es)
+
+
+def test_a_rewrite_relinks_the_later_memories_that_overturn_it(any_store):
+    """A typo fix of an old memory must not hide the later update: the later memories that
+    pointed at its old text, or now may point at its new one, get their edges found again,
+    exactly as ``rebuild`` finds them (at most ``PER_SOURCE`` each)."""
+    enc = HashingEncoder()
+
+    def m(i: str, text: str, day: int) -> Memory:
+        return Memory(id=i, namespace="ns", text=f"Sam: {text}", speaker="Sam",
+                      timestamp=T0 + timedelta(days=day))
+
+    add_memories(any_store, [m("a", "I work at Acme as a bakr", 0),
+                             m("x", "I live in York near the gym", 1),
+                             m("y", "my job at Acme is fun", 2)], enc)
+    add_memories(any_store, [m("b", "I work at Acme as a manager now", 5),
+                             m("c", "I moved to Leeds near the gym", 6)], enc)
+    ids = ["a", "b", "c", "x", "y"]
+    assert ("b", "a") in _all_edges(any_store, ids)
+    add_memories(any_store, [m("a", "I work at Acme as a baker", 0)], enc)  # the typo fixed
+    live = _all_edges(any_store, ids)
+    assert ("b", "a") in live  # before the fix: dropped with the old text, never found again
+    # the old text is gone from York's neighbourhood: a rewrite into it is found from the
+    # later move, and the move keeps its edge to York (two per source at most)
+    add_memories(any_store, [m("y", "I live in York near the big gym", 2)], enc)
+    live = _all_edges(any_store, ids)
+    assert ("c", "y") in live and ("c", "x") in live
+    rebuild(any_store, "ns")
+    assert _all_edges(any_store, ids) == live
+    assert max(Counter(s for s, _ in live).values()) <= 2
 
 
 def test_store_keeps_edges_and_drops_them_with_a_purge_or_a_rewrite(any_store):
