@@ -14,7 +14,8 @@ data to keep 95% of the positives), with the query-conditioned verifier, and ski
 without one: on LoCoMo chat 16% of the edges pass, so most results cost no verifier pass.
 Purging either end removes the edge; rewriting a memory's text drops its edges and finds
 new ones, both its own and those of the later memories that pointed at its old text or may
-point at its new one (the store replaces their outgoing edges in the same transaction); a
+point at its new one; a memory written after later ones (an import of old chat) is found by
+them the same way (the store replaces their outgoing edges in the same transaction). A
 forgotten source is left out when edges are read.
 """
 
@@ -110,9 +111,10 @@ def candidate_edges(
     overturn among those ``held`` (a stored copy of a rewritten memory is replaced by its new
     copy) and the rest of ``new``; scored by ``judge`` when given, else by the cosine.
 
-    A rewrite also re-links the later memories that may overturn it: every held source that
-    pointed at its old copy (``Held.incoming``) or may point at its new one gets its edges
-    found again, as ``rebuild`` would find them, so a typo fix does not hide a later update.
+    A write also re-links the held memories that may overturn what it wrote: every source that
+    pointed at a rewritten memory's old text (``Held.incoming``), and every later one that may
+    point at a written memory (its new text, or an old memory written late), gets its edges
+    found again as ``rebuild`` would find them, so a typo fix does not hide a later update.
     The store replaces the outgoing edges of every source this returns."""
     if not len(new):
         return []
@@ -131,7 +133,7 @@ def candidate_edges(
     written = np.array(list(range(n_held)) + [row_of.get(m.id, n_held + i)
                                                  for i, m in enumerate(new)])
     sources = list(range(n_held, n_held + len(new)))
-    relinked = _relinked(new, matrix, stale, held, row_of, floor)
+    relinked = _relinked(new, matrix, stale, held, records, written, floor, chunk)
     out: list[Edge] = []
     texts: list[tuple[str, str]] = []
     order = sources + sorted(relinked)
@@ -172,21 +174,36 @@ def candidate_edges(
 
 
 def _relinked(new: Sequence[Memory], matrix: np.ndarray, stale: np.ndarray, held: Held,
-              row_of: dict[str, int], floor: float) -> dict[int, bool]:
-    """Held rows whose outgoing edges a rewrite in ``new`` may change: True for a source that
-    pointed at a rewritten memory's old copy (its edges must be found again), False for one
-    only similar enough to point at the new copy (kept only if it now does)."""
+              records: dict[int, Memory], written: np.ndarray, floor: float,
+              chunk: int) -> dict[int, bool]:
+    """Held rows whose outgoing edges this write may change: True for a source that pointed
+    at the old text of a memory the write rewrites (its edges are found again), False for a
+    later one among the ``SCAN`` most similar to a written memory (kept if it now points at
+    it: a rewrite, or an earlier memory written late, as an import of an old chat is)."""
+    n_held = len(held.ids)
+    if not n_held:
+        return {}
+    row_of = {mid: r for r, mid in enumerate(held.ids)}
     rewrites = [i for i, m in enumerate(new) if m.id in row_of]
     before = held.fetch([row_of[new[i].id] for i in rewrites])
-    rewrites = [i for i, m in zip(rewrites, before, strict=True) if m.text != new[i].text]
-    if not rewrites:  # the same text again: the store keeps what pointed at it
-        return {}
-    n_held = len(row_of)
+    same = {i for i, m in zip(rewrites, before, strict=True) if m.text == new[i].text}
+    changed = [new[i].id for i in rewrites if i not in same]
     out: dict[int, bool] = {}
-    sims = matrix[[n_held + i for i in rewrites]] @ matrix[:n_held].T
-    for j in np.flatnonzero((sims >= floor).any(axis=0) & ~stale[:n_held]):
-        out[int(j)] = False
-    for sid in held.incoming([new[i].id for i in rewrites]):
+    for start in range(0, len(new), chunk):
+        sims = matrix[n_held + start : n_held + start + chunk] @ matrix[:n_held].T
+        sims[:, stale[:n_held]] = -np.inf
+        near = [c[row[c] >= floor] for row in sims for c in
+                [np.argpartition(-row, SCAN)[:SCAN] if n_held > SCAN else np.arange(n_held)]]
+        wanted = sorted({int(j) for c in near for j in c} - set(records))
+        records.update(zip(wanted, held.fetch(wanted), strict=True))
+        for i, cand in enumerate(near):
+            if start + i in same:
+                continue  # the same text again: the store keeps what pointed at it
+            target, at = new[start + i], written[n_held + start + i]
+            for j in cand:
+                if _later(records[int(j)], target, bool(j > at)):
+                    out.setdefault(int(j), False)
+    for sid in held.incoming(changed) if changed else ():
         j = row_of.get(sid)
         if j is not None and not stale[j]:
             out[j] = True

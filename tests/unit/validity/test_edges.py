@@ -42,8 +42,10 @@ def test_edges_point_back_in_time_to_similar_memories_of_the_same_speaker():
     edges = candidate_edges(new, nv, held(earlier, ev), floor=0.5)
     assert [(e.source, e.target) for e in edges] == [("m3", "m0")]  # not Ann's, not York
     assert 0.99 < edges[0].score <= 1.0
-    # a source never points forward in time: the same pair from the other side gives nothing
-    assert candidate_edges([earlier[0]], ev[:1], held([new[0]], nv[:1]), floor=0.5) == []
+    # a source never points forward in time: written after the later memory, the earlier one
+    # gets no edge of its own; the later held one is re-linked to it (an import of old chat)
+    got = candidate_edges([earlier[0]], ev[:1], held([new[0]], nv[:1]), floor=0.5)
+    assert [(e.source, e.target) for e in got] == [("m3", "m0")]
     # per_source bounds the edges of one source; the floor cuts dissimilar ones
     many = [mem(10 + i, f"job {i}", day=i) for i in range(5)]
     mv = unit(*[[1, 0.05 * i, 0] for i in range(5)])
@@ -98,9 +100,10 @@ def _all_edges(store, ids):
 
 
 def test_a_rewrite_relinks_the_later_memories_that_overturn_it(any_store):
-    """A typo fix of an old memory must not hide the later update: the later memories that
-    pointed at its old text, or now may point at its new one, get their edges found again,
-    exactly as ``rebuild`` finds them (at most ``PER_SOURCE`` each)."""
+    """A typo fix of an old memory must not hide the later update, nor an import of old chat
+    stay unlinked: the later memories that pointed at a rewritten text, or now may point at
+    what was written, get their edges found again, exactly as ``rebuild`` finds them (at most
+    ``PER_SOURCE`` each)."""
     enc = HashingEncoder()
 
     def m(i: str, text: str, day: int) -> Memory:
@@ -122,6 +125,11 @@ def test_a_rewrite_relinks_the_later_memories_that_overturn_it(any_store):
     add_memories(any_store, [m("y", "I live in York near the big gym", 2)], enc)
     live = _all_edges(any_store, ids)
     assert ("c", "y") in live and ("c", "x") in live
+    # an old memory written late (an import of an earlier chat): the later update finds it
+    add_memories(any_store, [m("z", "I work at Acme as a cashier", 3)], enc)
+    ids.append("z")
+    live = _all_edges(any_store, ids)
+    assert ("b", "z") in live
     rebuild(any_store, "ns")
     assert _all_edges(any_store, ids) == live
     assert max(Counter(s for s, _ in live).values()) <= 2
