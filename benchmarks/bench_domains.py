@@ -6,6 +6,8 @@ leave-one-dataset-out table, and what v1's gate does (issue 12).
         --json benchmarks/results/domains/lodo.json
     .venv/bin/python benchmarks/bench_domains.py --part zone --seeds 11,23,31,47 \\
         --lodo-dir /tmp/lodo --json benchmarks/results/domains/zone.json
+    .venv/bin/python benchmarks/bench_domains.py --part length \\
+        --json benchmarks/results/domains/v2_length.json
 
 Datasets: LoCoMo, RHELM, the LongMemEval sample and Memora (weekly, current-evidence turns as
 gold), each at turn level from its default path under ../shared/data. For each split seed S the
@@ -23,6 +25,11 @@ pipelines are fitted on S's train half and scored on S's test half (PROTOCOL.md)
   dataset's validation groups under the seed checkpoints (in kind) and on its train half under
   the checkpoints that left it out (unseen kind). The rule: among those no worse than
   ``ZONE_TOL`` below fusion in MRR and R@10 on every unseen kind, the best mean in-kind MRR.
+- ``--part length``: how v2's inference length per kind (``LENGTHS`` in ``rerank/cross.py``)
+  was chosen, on train halves only: v2's top-10 MRR at each length of ``LENGTH_GRID`` on the
+  seed checkpoints' validation groups (the pools v1 trusts), grouped by the gate's nearest
+  training kind (what the product knows at query time); per kind the best mean, ties to the
+  shorter (the cheaper) length.
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ from memsieve.eval.harness import (
     summarise,
 )
 from memsieve.eval.metrics import per_query
+from memsieve.rerank.cross import LENGTH_GRID, PROTECTED
 from memsieve.rerank.eval_pipeline import V1Pipeline, V2Pipeline
 from memsieve.rerank.gate import blend, zone_shares, zone_weight
 from memsieve.rerank.learned import gate_of
@@ -174,7 +182,7 @@ def table(results: dict, rows: list[str]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("main", "lodo", "zone"), default="main")
+    ap.add_argument("--part", choices=("main", "lodo", "zone", "length"), default="main")
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--seeds", default="7,11,23,31,47")
     ap.add_argument("--weights", type=Path, default=None, help="folder of v1/v2-seed{S}.pt")
@@ -188,6 +196,8 @@ def main() -> None:
     results = {}
     if args.part == "zone":
         return zone(args, seeds, encoder)
+    if args.part == "length":
+        return length(args, seeds, encoder)
     for ds in args.datasets.split(","):
         ctx = Context(load_task(ds), encoder, progress=False)
         try:
@@ -249,6 +259,61 @@ def zone(args: argparse.Namespace, seeds: list[int], encoder) -> None:
                                          "gains": gains, "chosen": chosen,
                                          "machine": machine()}, indent=1))
         print(f"wrote {args.json}")
+
+
+def length(args: argparse.Namespace, seeds: list[int], encoder) -> None:
+    """``--part length`` (see the module docstring)."""
+    rrs: dict[str, dict[str, list[float]]] = {}
+    for ds in args.datasets.split(","):
+        ctx = Context(load_task(ds), encoder, progress=False)
+        head = set(ctx.task.headline)
+        try:
+            for seed in seeds:
+                train_groups = set(split(ctx.task.groups, seed)[0])
+                train = [q for q in ctx.task.queries
+                         if q.namespace in train_groups and (not head or q.category in head)]
+                pipe = V2Pipeline(weights=args.weights)
+                pipe.fit(ctx, train, seed)
+                val = set(pipe.config["val_groups"].get(ds, []))
+                for q in train:
+                    if q.namespace not in val:
+                        continue
+                    first, v1 = pipe.rank_scored(ctx, q)
+                    if pipe.trust[q.qid] < 1:
+                        continue  # v2 reorders trusted pools only
+                    kind = pipe.nearest.get(q.qid, ds)
+                    ids = first.ids[:PROTECTED]
+                    texts = [pipe.namespace_texts(ctx, q.namespace)[i] for i in ids]
+                    row = rrs.setdefault(kind, {})
+                    row.setdefault("v1", []).append(_rr(range(len(ids)), ids, q.gold))
+                    for n in LENGTH_GRID:
+                        pipe.cross.lengths = {kind: n}
+                        order = pipe.cross.reorder(q.text, texts, v1[: len(ids)], kind=kind)[0]
+                        row.setdefault(str(n), []).append(_rr(order, ids, q.gold))
+        finally:
+            ctx.close()
+        print(f"  {ds} done", flush=True)
+    print("| nearest kind | lists | v1 | " + " | ".join(f"v2 at {n}" for n in LENGTH_GRID)
+          + " | chosen |")
+    print("|---|---|---|" + "---|" * (len(LENGTH_GRID) + 1))
+    chosen = {}
+    for kind, row in sorted(rrs.items()):
+        means = {n: float(np.mean(row[str(n)])) for n in LENGTH_GRID}
+        chosen[kind] = max(LENGTH_GRID, key=lambda n: (round(means[n], 6), -n))
+        print(f"| {kind} | {len(row['v1'])} | {np.mean(row['v1']):.4f} | "
+              + " | ".join(f"{means[n]:.4f}" for n in LENGTH_GRID) + f" | {chosen[kind]} |")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        mrr = {kind: {"lists": len(row["v1"]), **{k: float(np.mean(v)) for k, v in row.items()}}
+               for kind, row in rrs.items()}
+        args.json.write_text(json.dumps({"part": "length", "seeds": seeds, "mrr_top10": mrr,
+                                         "chosen": chosen, "machine": machine()}, indent=1))
+        print(f"wrote {args.json}")
+
+
+def _rr(order, ids: list[str], gold) -> float:
+    """Reciprocal rank of the first gold id in ``ids`` read in ``order`` (0: none)."""
+    return next((1.0 / (r + 1) for r, i in enumerate(order) if ids[i] in gold), 0.0)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,13 @@ and head are fine-tuned on LoCoMo's train halves (the packaged checkpoints; RHEL
 and Memora can be added, ``rerank/train_v2.py``). The final key is ``z(v2) + w · z(v1)`` over
 the ten, z-scored within the ten, with ``w`` chosen on held-out training groups, so a v2 that
 knows little defers to v1. At inference the model's Linear layers run int8-quantised
-(``pairmodel.quantized``): 10 pairs in ~45 ms on 2 cores.
+(``pairmodel.quantized``): 10 pairs in ~40 ms on 2 cores at 64 tokens (~60 at 96, ~100 at 128).
+
+The checkpoints learn from pairs cut to 64 tokens, while RHELM's and LongMemEval's turns are
+long (their gold pairs: all and 85% longer than 64), and there v2 read at 64 ranked below v1. A
+pool whose nearest training kind (v1's gate) is one of those is read longer (``LENGTHS``:
+chosen per kind on the five split seeds' validation groups, train halves only,
+``bench_domains.py --part length``; RESULTS.md).
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from memsieve.types import Candidate, Query
 
 FORMAT = "memsieve.rerank.v2/1"
 PROTECTED = 10
+LENGTH_GRID = (64, 96, 128, 192)  # inference lengths ``--part length`` compares per kind
+LENGTHS = {"rhelm": 96, "longmemeval": 128}  # kinds read longer than the checkpoint's length
 
 
 def zscore(x: np.ndarray) -> np.ndarray:
@@ -55,6 +63,7 @@ class CrossEncoder:
         self.config = dict(config)
         self.n_trainable_layers = int(self.config.get("n_trainable_layers", 1))
         self.max_length = int(self.config.get("max_length", 64))
+        self.lengths = dict(LENGTHS)  # nearest training kind -> inference length
         self._infer: Any = None  # the quantised copy, made on first use
 
     @property
@@ -98,13 +107,21 @@ class CrossEncoder:
         tmp.replace(path)
         return path
 
-    def encode(self, query: str, texts: Sequence[str]) -> Any:
-        """One padded batch of (query, text) pairs."""
-        return self.tokenizer([query] * len(texts), list(texts), truncation="longest_first",
-                              max_length=self.max_length, padding=True, return_tensors="pt")
+    def length(self, kind: str | None) -> int:
+        """Inference length for a pool whose nearest training kind is ``kind`` (None: unknown,
+        the checkpoint's own)."""
+        return self.lengths.get(kind or "", self.max_length)
 
-    def score(self, query: str, texts: Sequence[str], *, quantize: bool = True) -> np.ndarray:
-        """Relevance logits of ``texts`` for ``query`` (float64, input order).
+    def encode(self, query: str, texts: Sequence[str], max_length: int | None = None) -> Any:
+        """One padded batch of (query, text) pairs, cut to ``max_length`` (the checkpoint's)."""
+        return self.tokenizer([query] * len(texts), list(texts), truncation="longest_first",
+                              max_length=max_length or self.max_length, padding=True,
+                              return_tensors="pt")
+
+    def score(self, query: str, texts: Sequence[str], *, quantize: bool = True,
+              kind: str | None = None) -> np.ndarray:
+        """Relevance logits of ``texts`` for ``query`` (float64, input order), read at the
+        length of ``kind`` (the pool's nearest training kind).
 
         ``quantize`` runs the int8 copy (what the product ships); ``False`` the fp32 model.
         """
@@ -117,15 +134,16 @@ class CrossEncoder:
         model = self._infer if quantize else self.model
         model.eval()
         with torch.inference_mode():
-            enc = self.encode(query, texts)
+            enc = self.encode(query, texts, self.length(kind))
             out = model(enc["input_ids"], enc["attention_mask"], enc["token_type_ids"])
         return out[:, 0].float().numpy().astype(np.float64)
 
     def reorder(self, query: str, texts: Sequence[str], prior: np.ndarray, *,
-                quantize: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                quantize: bool = True,
+                kind: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(order, logits, key) of one protected list: ``key = combine(logits, prior, w)``,
         ``order`` sorts it descending, ties in input order."""
-        logits = self.score(query, texts, quantize=quantize)
+        logits = self.score(query, texts, quantize=quantize, kind=kind)
         key = combine(logits, prior, self.weight)
         return np.argsort(-key, kind="stable"), logits, key
 
@@ -137,7 +155,8 @@ class CrossEncoderReranker:
     returned unchanged and in place; the protected ones get score ``v2`` (the combined key, also
     the ranking key) and ``v2_logit``. A pool v1 did not rerank alone (its gate kept the first
     stage's order or blended the two: no ``v1`` score) has no protected set, and passes
-    through unchanged.
+    through unchanged. The pairs are read at the length of the pool's nearest training kind,
+    as v1's gate noted it (``rerank_v1_gate``), and the trace notes it (``rerank_v2_length``).
     """
 
     name = "rerank_v2"
@@ -154,9 +173,12 @@ class CrossEncoderReranker:
         head, tail = candidates[: self.protected], candidates[self.protected :]
         if len(head) < 2 or "v1" not in head[0].scores:
             return list(candidates)
+        gate = trace.notes.get("rerank_v1_gate")
+        kind = gate.get("nearest") if isinstance(gate, dict) else None
+        trace.note("rerank_v2_length", self.encoder.length(kind))
         order, logits, key = self.encoder.reorder(
             query.text, [c.memory.text for c in head], np.array([c.score for c in head]),
-            quantize=self.quantize)
+            quantize=self.quantize, kind=kind)
         out = [head[i].with_score("v2_logit", logits[i], rank_by=False).with_score("v2", key[i])
                for i in order]
         return out + tail
@@ -176,6 +198,8 @@ def default_cross_reranker(mode: str | None) -> CrossEncoderReranker | None:
 
 
 __all__ = [
+    "LENGTHS",
+    "LENGTH_GRID",
     "PROTECTED",
     "CrossEncoder",
     "CrossEncoderReranker",

@@ -6,7 +6,8 @@ trained on the train halves of that seed's split of every dataset they name, and
 whose train groups of the evaluated dataset overlap the split's test groups. v1 applies its
 gate (``rerank/gate.py``) as the product stage does: a pool the gate turns away keeps the
 first stage's order, one in the zone at its edge gets the blend, and v2 leaves both alone;
-``trust`` records each query's weight on v1 (1, the blend's, or 0).
+``trust`` records each query's weight on v1 (1, the blend's, or 0), ``nearest`` the gate's
+nearest training kind (v2 reads the pairs at that kind's length, ``cross.LENGTHS``).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ class V1Pipeline(FirstStage):
         self.model: V1Model | None = None
         self.gate: PoolGate | None = None
         self.trust: dict[str, float] = {}  # qid -> v1's weight (1, the blend's, or 0)
+        self.nearest: dict[str, str] = {}  # qid -> the gate's nearest training kind
         self.config: dict = {}
         self._namespaces: dict[str, NamespaceFeatures] = {}
         self._texts: dict[str, dict[str, str]] = {}
@@ -79,7 +81,9 @@ class V1Pipeline(FirstStage):
         context_namespaces(ctx, {q.namespace}, self._namespaces)
         t0 = time.perf_counter()
         fused, feats = self.features(ctx, q, first)
-        weight = self.gate.weigh(feats.x)[0] if self.gate is not None else 1.0
+        weight = 1.0
+        if self.gate is not None:
+            weight, _, self.nearest[q.qid] = self.gate.weigh(feats.x)
         self.trust[q.qid] = weight
         if weight == 0:
             scores = fused  # the first stage's order, already ranked
@@ -150,7 +154,7 @@ class V2Pipeline(V1Pipeline):
         head = first.ids[:PROTECTED]
         t0 = time.perf_counter()
         order = self.cross.reorder(q.text, [texts[i] for i in head], v1[: len(head)],
-                                   quantize=self.quantize)[0]
+                                   quantize=self.quantize, kind=self.nearest.get(q.qid))[0]
         ids = [head[i] for i in order] + first.ids[PROTECTED:]
         ms = dict(first.ms)
         ms["rerank_v2"] = (time.perf_counter() - t0) * 1000.0

@@ -68,6 +68,30 @@ def test_v2_is_deterministic_and_short_lists_pass_through(base):
     assert stage(q, [], trace=Trace()) == []
 
 
+def test_v2_reads_a_pool_at_the_length_of_its_nearest_kind(base):
+    """v1's gate notes the pool's nearest training kind; v2 reads the pairs at that kind's
+    length (``LENGTHS``: long-turn kinds longer), the checkpoint's own for any other kind or
+    when no gate spoke, and the trace says which."""
+    q = Query(text="What instrument does Sam play?", namespace="ns")
+    long_text = "Sam: " + " ".join(["I practise the cello every single evening"] * 12)
+    cands = [Candidate(Memory(id=f"l{i}", namespace="ns", text=long_text + f" {i}"),
+                       score=float(3 - i)).with_score("v1", 3 - i) for i in range(3)]
+    stage = CrossEncoderReranker(base)
+    lengths = {}
+    for kind in (None, "locomo", *cross_mod.LENGTHS):
+        trace = Trace()
+        if kind is not None:
+            trace.note("rerank_v1_gate", {"applied": True, "weight": 1.0, "nearest": kind})
+        stage(q, cands, trace=trace)
+        lengths[kind] = trace.notes["rerank_v2_length"]
+    assert lengths[None] == lengths["locomo"] == base.max_length
+    assert all(lengths[k] == n > base.max_length for k, n in cross_mod.LENGTHS.items())
+    texts = [c.memory.text for c in cands]
+    assert base.encode(q.text, texts, base.length("rhelm"))["input_ids"].shape[1] == \
+        cross_mod.LENGTHS["rhelm"]
+    assert base.encode(q.text, texts)["input_ids"].shape[1] == base.max_length
+
+
 def test_combine_weight_trades_v2_for_v1():
     v1 = np.array([3.0, 2.0, 1.0])
     v2 = np.array([0.0, 0.0, 5.0])
