@@ -108,9 +108,9 @@ class CrossEncoder:
         return path
 
     def length(self, kind: str | None) -> int:
-        """Inference length for a pool whose nearest training kind is ``kind`` (None: unknown,
-        the checkpoint's own)."""
-        return self.lengths.get(kind or "", self.max_length)
+        """Inference length for a pool whose nearest training kind is ``kind``: its entry of
+        ``lengths``, never shorter than the checkpoint's own (None: unknown, the own)."""
+        return max(self.lengths.get(kind or "", 0), self.max_length)
 
     def encode(self, query: str, texts: Sequence[str], max_length: int | None = None) -> Any:
         """One padded batch of (query, text) pairs, cut to ``max_length`` (the checkpoint's)."""

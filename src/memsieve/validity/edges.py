@@ -141,11 +141,7 @@ def candidate_edges(
         rows = order[start : start + chunk]
         sims = matrix[rows] @ matrix.T
         sims[:, stale] = -np.inf
-        near = []
-        for row in sims:
-            cand = np.argpartition(-row, SCAN)[:SCAN] if len(row) > SCAN else np.arange(len(row))
-            cand = cand[row[cand] >= floor]
-            near.append(cand[np.lexsort((cand, -row[cand]))])  # most similar first
+        near = [_nearest(row, floor) for row in sims]
         wanted = sorted(({int(j) for c in near for j in c} | set(rows)) - set(records))
         records.update(zip(wanted, held.fetch(wanted), strict=True))
         for i, r in enumerate(rows):
@@ -173,6 +169,14 @@ def candidate_edges(
     return out
 
 
+def _nearest(sims: np.ndarray, floor: float) -> np.ndarray:
+    """Rows among the ``SCAN`` most similar whose cosine reaches ``floor``, most similar
+    first (ties by row)."""
+    cand = np.argpartition(-sims, SCAN)[:SCAN] if len(sims) > SCAN else np.arange(len(sims))
+    cand = cand[sims[cand] >= floor]
+    return cand[np.lexsort((cand, -sims[cand]))]
+
+
 def _relinked(new: Sequence[Memory], matrix: np.ndarray, stale: np.ndarray, held: Held,
               records: dict[int, Memory], written: np.ndarray, floor: float,
               chunk: int) -> dict[int, bool]:
@@ -192,8 +196,7 @@ def _relinked(new: Sequence[Memory], matrix: np.ndarray, stale: np.ndarray, held
     for start in range(0, len(new), chunk):
         sims = matrix[n_held + start : n_held + start + chunk] @ matrix[:n_held].T
         sims[:, stale[:n_held]] = -np.inf
-        near = [c[row[c] >= floor] for row in sims for c in
-                [np.argpartition(-row, SCAN)[:SCAN] if n_held > SCAN else np.arange(n_held)]]
+        near = [_nearest(row, floor) for row in sims]
         wanted = sorted({int(j) for c in near for j in c} - set(records))
         records.update(zip(wanted, held.fetch(wanted), strict=True))
         for i, cand in enumerate(near):
