@@ -110,8 +110,9 @@ class ValidityStage:
             validation data, for ``minilm`` stores); ``None`` judges every edge.
         target_gate: a ``StatementGate`` (``validity/statement.py``): a target whose stored
             embedding it reads as small talk (nothing a later memory could overturn) gets no
-            policy sources and costs no verifier pass. ``Pipeline.default`` uses the packaged
-            one for ``minilm`` stores; ``None`` (default) judges every target.
+            policy sources and costs no verifier pass; with ``edges``, neither is a source it
+            reads so (a reaction or a question asserts no change). ``Pipeline.default`` uses
+            the packaged one for ``minilm`` stores; ``None`` (default) judges every target.
         sources: an explicit map target id → source ids (overrides the policy for those ids).
         dependencies: child id → parent ids it depends on; invalidity propagates along them.
         context_threshold: ``invalid_score`` at or above which a result is flagged.
@@ -227,13 +228,15 @@ class ValidityStage:
         in_pool = {m.id: m for m, _ in pool}
         ids = sorted((e.source for e in edges),
                      key=lambda sid: rank.get(sid, len(rank)))[: self.n_sources]
-        return [in_pool[sid] if sid in in_pool
-                else self.store.get(namespace, sid)  # type: ignore[union-attr]
-                for sid in ids]
+        sources = [in_pool[sid] if sid in in_pool
+                   else self.store.get(namespace, sid)  # type: ignore[union-attr]
+                   for sid in ids]
+        speaking = self._stating(sources, namespace)  # small talk asserts no change
+        return [m for m in sources if m.id in speaking]
 
     def _stating(self, targets: Sequence[Memory], namespace: str) -> set[str]:
-        """Ids of the targets the target gate lets through (all without a gate, and any
-        target whose vector the index does not hold: judged, as without the gate)."""
+        """Ids of the memories the target gate lets through (all without a gate, and any
+        whose vector the index does not hold: judged, as without the gate)."""
         ids = {t.id for t in targets}
         if self.target_gate is None or not targets or self.cache is None:
             return ids

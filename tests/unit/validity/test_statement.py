@@ -143,6 +143,30 @@ def test_a_gated_target_costs_no_verifier_pass_and_is_never_flagged(fresh_store,
     assert pairs_with < pairs_without
 
 
+def test_small_talk_is_no_source_of_a_write_time_edge(fresh_store, counting):
+    """With ``edges``, a later memory the gate reads as small talk ("how are you doing at
+    Acme?") asserts no change: its edge to a stating memory costs no verifier pass."""
+    job = Memory(id="job", namespace="ns", text="Sam: I work at Acme as a baker", speaker="Sam",
+                 timestamp=T0)
+    chat = Memory(id="chat", namespace="ns", text="Sam: hey hey, how are you doing at Acme "
+                  "as a baker?", speaker="Sam", timestamp=T0 + timedelta(days=4))
+    enc = HashingEncoder()
+    greeting = enc.encode(["Sam: hey hey, how are you doing?"])[0]
+    gate = StatementGate([(-10.0 * greeting[:, None], np.array([5.0]))], 0.5, model=enc.name)
+    add_memories(fresh_store, [job, chat], enc)
+    assert [e.source for e in fresh_store.edges("ns", ["job"])["job"]] == ["chat"]
+    status = {}
+    for name, g in (("without", None), ("with", gate)):
+        scorer = counting()
+        stage = ValidityStage([scorer], store=fresh_store, source_policy="edges", target_gate=g)
+        out = stage(Query(text="Where does Sam work?", namespace="ns"),
+                    [Candidate(job, score=1.0), Candidate(chat, score=0.5)], trace=Trace())
+        status[name] = ({c.memory.id: c.annotations["validity"].status for c in out}["job"],
+                        scorer.pairs)
+    assert status["without"] == ("possibly_outdated", 1)  # the fake scorer overturns any pair
+    assert status["with"] == ("current", 0)
+
+
 def test_caller_given_sources_are_judged_even_for_a_gated_target(fresh_store, counting):
     mems, gate = _stage_setup(fresh_store)
     scorer = counting()
