@@ -120,8 +120,8 @@ def test_a_rewrite_relinks_the_later_memories_that_overturn_it(any_store):
     add_memories(any_store, [m("a", "I work at Acme as a baker", 0)], enc)  # the typo fixed
     live = _all_edges(any_store, ids)
     assert ("b", "a") in live  # before the fix: dropped with the old text, never found again
-    # the old text is gone from York's neighbourhood: a rewrite into it is found from the
-    # later move, and the move keeps its edge to York (two per source at most)
+    # a rewrite that moves a memory into York's neighbourhood is found by the later move,
+    # which keeps its edge to York too (two per source at most)
     add_memories(any_store, [m("y", "I live in York near the big gym", 2)], enc)
     live = _all_edges(any_store, ids)
     assert ("c", "y") in live and ("c", "x") in live
