@@ -133,7 +133,7 @@ def candidate_edges(
     written = np.array(list(range(n_held)) + [row_of.get(m.id, n_held + i)
                                                  for i, m in enumerate(new)])
     sources = list(range(n_held, n_held + len(new)))
-    relinked = _relinked(new, matrix, stale, held, records, written, floor, chunk)
+    relinked = _relinked(new, matrix, stale, held, row_of, records, written, floor, chunk)
     out: list[Edge] = []
     texts: list[tuple[str, str]] = []
     order = sources + sorted(relinked)
@@ -178,8 +178,8 @@ def _nearest(sims: np.ndarray, floor: float) -> np.ndarray:
 
 
 def _relinked(new: Sequence[Memory], matrix: np.ndarray, stale: np.ndarray, held: Held,
-              records: dict[int, Memory], written: np.ndarray, floor: float,
-              chunk: int) -> dict[int, bool]:
+              row_of: dict[str, int], records: dict[int, Memory], written: np.ndarray,
+              floor: float, chunk: int) -> dict[int, bool]:
     """Held rows whose outgoing edges this write may change: True for a source that pointed
     at the old text of a memory the write rewrites (its edges are found again), False for a
     later one among the ``SCAN`` most similar to a written memory (kept if it now points at
@@ -187,7 +187,6 @@ def _relinked(new: Sequence[Memory], matrix: np.ndarray, stale: np.ndarray, held
     n_held = len(held.ids)
     if not n_held:
         return {}
-    row_of = {mid: r for r, mid in enumerate(held.ids)}
     rewrites = [i for i, m in enumerate(new) if m.id in row_of]
     before = held.fetch([row_of[new[i].id] for i in rewrites])
     same = {i for i, m in zip(rewrites, before, strict=True) if m.text == new[i].text}
