@@ -126,3 +126,25 @@ def test_memora_retrieval_task_uses_current_evidence_as_gold(data_dir):
     assert set(Counter(q.category for q in task.queries)) == {"remembering", "reasoning",
                                                                "recommending"}
     assert task.dropped.get("no current-evidence turn (query)", 0) > 0  # counted, not hidden
+
+
+def test_locomo_plus_stitches_each_cue_into_a_locomo_conversation(data_dir):
+    from memsieve.eval.datasets import load_task
+
+    plus = load_task("locomo_plus", data_dir / "locomo_plus" / "locomo_plus.json")
+    locomo = load_task("locomo", data_dir / "locomo" / "locomo10.json")
+    assert plus.groups == locomo.groups and plus.based_on == "locomo"
+    assert split(plus.groups, 7) == split(locomo.groups, 7)  # the same halves per seed
+    base = {m.id: m for m in locomo.memories}
+    stitched = [m for m in plus.memories if m.id not in base]
+    assert [m.id for m in plus.memories if m.id in base] == list(base)  # LoCoMo's order kept
+    assert len(plus.queries) == 401 and not plus.dropped
+    by_id = {m.id: m for m in plus.memories}
+    for q in plus.queries:
+        cue = [by_id[g] for g in q.gold]
+        assert {m.namespace for m in cue} == {q.namespace}
+        assert {m.session_id for m in cue} == set(q.gold_sessions)
+        assert not q.text.startswith(("A:", "B:"))
+    assert len(stitched) == sum(len(q.gold) for q in plus.queries)
+    speakers = {(m.namespace, m.speaker) for m in locomo.memories}
+    assert all((m.namespace, m.speaker) in speakers for m in stitched)

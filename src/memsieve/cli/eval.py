@@ -24,7 +24,9 @@ def _seeds(spec: str) -> list[int]:
 
 @app.command("eval")
 def eval_(
-    dataset: Annotated[str, typer.Argument(help="locomo, longmemeval, rhelm or memora.")],
+    dataset: Annotated[
+        str, typer.Argument(help="locomo, longmemeval, rhelm, memora or locomo_plus.")
+    ],
     data: Annotated[Path | None, typer.Option(help="Dataset file or folder.")] = None,
     pipeline: Annotated[str, typer.Option(help="Pipeline to evaluate.")] = "fusion",
     level: Annotated[str, typer.Option(help="turn or session.")] = "turn",

@@ -41,6 +41,9 @@ class EvalTask:
     dropped: dict[str, int]
     repaired: int = 0
     headline: tuple[str, ...] = ()  # categories that make the headline; empty = all
+    # the dataset whose groups (and turns) this one's groups hold: a checkpoint that saw one of
+    # them in training must not be scored on it (LoCoMo-Plus stitches into LoCoMo's)
+    based_on: str | None = None
 
     @property
     def groups(self) -> list[str]:
@@ -236,19 +239,86 @@ def load_memora(path: str | Path) -> EvalTask:
     return EvalTask("memora", memories, queries, dict(dropped))
 
 
+_LINE = re.compile(r"^\s*([AB])\s*:\s*(.+?)\s*$")
+
+
+def load_locomo_plus(path: str | Path) -> EvalTask:
+    """LoCoMo-Plus (cognitive memory) as a retrieval task: each item's cue dialogue is stitched
+    into a LoCoMo conversation as a session of its own, its trigger is the query, the cue's
+    turns are gold. Item ``i`` goes to conversation ``i mod 10`` (file order); a
+    conversation's ~40 cues are spread evenly between its sessions, each an hour after the
+    session before it, A / B spoken by the conversation's two speakers. The LoCoMo file is read
+    from beside ``path`` (the upstream layout) or from ``../locomo/locomo10.json``. Namespaces
+    are LoCoMo's, so a split seed gives LoCoMo's halves (``based_on``)."""
+    import datetime as dt
+
+    path = _check(Path(path))
+    if path.is_dir():
+        path = _check(path / "locomo_plus.json")
+    haystack = next((p for p in (path.parent / "locomo10.json",
+                                 path.parent.parent / "locomo" / "locomo10.json") if p.exists()),
+                    None)
+    if haystack is None:
+        raise NotFound(f"{path}: LoCoMo-Plus needs locomo10.json beside it or in ../locomo/")
+    base = list(read_memories("locomo", haystack))
+    samples = json.loads(haystack.read_text(encoding="utf-8"))
+    items = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(items, list):
+        raise ConfigError(f"{path}: expected a list of LoCoMo-Plus items")
+    by_conv: dict[str, list[Memory]] = collections.defaultdict(list)
+    for m in base:
+        by_conv[m.namespace].append(m)
+    memories: list[Memory] = []
+    queries, dropped = [], collections.Counter()
+    for c, sample in enumerate(samples):
+        sid, conv = sample["sample_id"], sample["conversation"]
+        speaker = {"A": conv["speaker_a"], "B": conv["speaker_b"]}
+        turns = by_conv[sid]
+        sessions = list(dict.fromkeys(m.session_id for m in turns))
+        mine = [(i, it) for i, it in enumerate(items) if i % len(samples) == c]
+        # cue k follows session after[k]: spread over the conversation, never before its first
+        after = [sessions[min(len(sessions) - 1, (k * len(sessions)) // max(1, len(mine)))]
+                 for k in range(len(mine))]
+        cues: dict[str, list[Memory]] = collections.defaultdict(list)
+        for (i, item), anchor in zip(mine, after, strict=True):
+            lines = [m for ln in str(item.get("cue_dialogue", "")).splitlines()
+                     if (m := _LINE.match(ln))]
+            trigger = _LINE.match(str(item.get("trigger_query", "")))
+            if not lines or trigger is None:
+                dropped["cue or trigger not in 'A: text' form (query)"] += 1
+                continue
+            when = next(m.timestamp for m in turns if m.session_id == anchor)
+            session_id = f"{sid}:plus_{i}"
+            cue = [Memory(id=f"{sid}:P{i}:{j}", namespace=sid, text=f"{speaker[who]}: {text}",
+                          conversation_id=sid, session_id=session_id, turn_index=j,
+                          speaker=speaker[who],
+                          timestamp=when + dt.timedelta(hours=1) if when else None,
+                          metadata={"locomo_plus": i})
+                   for j, (who, text) in enumerate(m.groups() for m in lines)]
+            cues[anchor].extend(cue)
+            queries.append(EvalQuery(f"{sid}:plus{i}", trigger.group(2), sid,
+                                     frozenset(m.id for m in cue), frozenset({session_id}),
+                                     str(item.get("relation_type", "unknown"))))
+        for session in sessions:
+            memories += [m for m in turns if m.session_id == session] + cues[session]
+    return EvalTask("locomo_plus", memories, queries, dict(dropped), based_on="locomo")
+
+
 LOADERS = {"locomo": load_locomo, "longmemeval": load_longmemeval, "rhelm": load_rhelm,
-           "memora": load_memora}
+           "memora": load_memora, "locomo_plus": load_locomo_plus}
 
 DEFAULT_PATHS = {
     "locomo": "../shared/data/locomo/locomo10.json",
     "longmemeval": "../shared/data/longmemeval/longmemeval_oracle_sample_seed42_97.json",
     "rhelm": "../shared/data/rhelm",
     "memora": "../shared/data/memora/weekly",
+    "locomo_plus": "../shared/data/locomo_plus/locomo_plus.json",
 }
 
 
 def load_task(name: str, path: str | Path | None = None) -> EvalTask:
-    """Load evaluation task ``name`` (locomo, longmemeval, rhelm, memora) from ``path``."""
+    """Load evaluation task ``name`` (locomo, longmemeval, rhelm, memora, locomo_plus) from
+    ``path``."""
     if name not in LOADERS:
         raise ConfigError(f"unknown dataset {name!r}; choose one of {sorted(LOADERS)}")
     return LOADERS[name](path or DEFAULT_PATHS[name])

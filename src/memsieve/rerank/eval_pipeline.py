@@ -118,10 +118,12 @@ class V1Pipeline(FirstStage):
 
 
 def refuse_overlap(path: Path, config: dict, ctx: Context, seed: int) -> None:
-    """ConfigError when a checkpoint's train groups of the evaluated dataset overlap split
-    ``seed``'s test half."""
+    """ConfigError when a checkpoint's train groups of the evaluated dataset (or of the one
+    its groups are built on) overlap split ``seed``'s test half."""
     _, test = split(ctx.task.groups, seed)
-    overlap = sorted(set(trained_groups(config, ctx.task.name)) & set(test))
+    seen = {g for name in (ctx.task.name, ctx.task.based_on) if name
+            for g in trained_groups(config, name)}
+    overlap = sorted(seen & set(test))
     if overlap:
         raise ConfigError(
             f"{path} was trained on test group(s) {overlap} of split seed {seed}; "

@@ -336,6 +336,12 @@ def test_per_dataset_overlap_refusal(tmp_path, tiny_ctx):
     save_checkpoint(tmp_path / "v1-seed7.pt", tiny_model(), saw_test)
     with pytest.raises(ConfigError, match=r"trained on test group\(s\)"):
         V1Pipeline(weights=tmp_path).fit(tiny_ctx, train_q, 7)
+    # a dataset built on LoCoMo's groups (LoCoMo-Plus) is refused where LoCoMo's would be
+    import dataclasses
+
+    tiny_ctx.task = dataclasses.replace(tiny_ctx.task, name="locomo_plus", based_on="locomo")
+    with pytest.raises(ConfigError, match=r"trained on test group\(s\)"):
+        V1Pipeline(weights=tmp_path).fit(tiny_ctx, train_q, 7)
     assert trained_groups({"train_groups": ["a"], "dataset": "rhelm"}, "locomo") == []
     assert trained_groups({"train_groups": ["a"]}, "locomo") == ["a"]
 
