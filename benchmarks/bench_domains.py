@@ -7,12 +7,14 @@ leave-one-dataset-out table, and what v1's gate does (issue 12).
     .venv/bin/python benchmarks/bench_domains.py --part zone --seeds 11,23,31,47 \\
         --lodo-dir /tmp/lodo --json benchmarks/results/domains/zone.json
     .venv/bin/python benchmarks/bench_domains.py --part length \\
-        --json benchmarks/results/domains/v2_length.json
+        --json benchmarks/results/domains/v2_reading.json
 
 Datasets: LoCoMo, RHELM, the LongMemEval sample and Memora (weekly, current-evidence turns as
-gold), each at turn level from its default path under ../shared/data. For each split seed S the
-pipelines are fitted on S's train half and scored on S's test half (PROTOCOL.md);
-``v1-seed{S}.pt`` and ``v2-seed{S}.pt`` never saw a test half (the eval refuses one that did).
+gold), each at turn level from its default path under ../shared/data; ``--datasets`` can add
+``locomo_plus`` (LoCoMo-Plus, a kind no checkpoint trains on and no rule was chosen on). For
+each split seed S the pipelines are fitted on S's train half and scored on S's test half
+(PROTOCOL.md); ``v1-seed{S}.pt`` and ``v2-seed{S}.pt`` never saw a test half (the eval
+refuses one that did).
 
 - ``--part main``: fusion, v1 without its gate, v1 (gated, as shipped), v2 = v1 + the
   cross-encoder (the default pipeline), with paired bootstrap CIs against fusion, and the shares
@@ -25,11 +27,12 @@ pipelines are fitted on S's train half and scored on S's test half (PROTOCOL.md)
   dataset's validation groups under the seed checkpoints (in kind) and on its train half under
   the checkpoints that left it out (unseen kind). The rule: among those no worse than
   ``ZONE_TOL`` below fusion in MRR and R@10 on every unseen kind, the best mean in-kind MRR.
-- ``--part length``: how v2's inference length per kind (``LENGTHS`` in ``rerank/cross.py``)
-  was chosen, on train halves only: v2's top-10 MRR at each length of ``LENGTH_GRID`` on the
-  seed checkpoints' validation groups (the pools v1 trusts), grouped by the gate's nearest
-  training kind (what the product knows at query time); per kind the best mean, ties to the
-  shorter (the cheaper) length.
+- ``--part length``: how v2 reads a pool of each kind (``READING`` in ``rerank/cross.py``)
+  was chosen, on train halves only: v2's top-10 MRR at each length of ``LENGTH_GRID``, each
+  turn cut from its start or to its sentences nearest the query (``w``), on the seed
+  checkpoints' validation groups (the pools v1 trusts), grouped by the gate's nearest training
+  kind (what the product knows at query time); per kind the best mean, ties to the shorter
+  (the cheaper) length, then to the plain cut.
 """
 
 from __future__ import annotations
@@ -286,22 +289,24 @@ def length(args: argparse.Namespace, seeds: list[int], encoder) -> None:
                     texts = [pipe.namespace_texts(ctx, q.namespace)[i] for i in ids]
                     row = rrs.setdefault(kind, {})
                     row.setdefault("v1", []).append(_rr(range(len(ids)), ids, q.gold))
-                    for n in LENGTH_GRID:
-                        pipe.cross.lengths = {kind: n}
+                    for n, window in READINGS:
+                        pipe.cross.readings = {kind: (n, window)}
                         order = pipe.cross.reorder(q.text, texts, v1[: len(ids)], kind=kind)[0]
-                        row.setdefault(str(n), []).append(_rr(order, ids, q.gold))
+                        row.setdefault(_name(n, window), []).append(_rr(order, ids, q.gold))
         finally:
             ctx.close()
         print(f"  {ds} done", flush=True)
-    print("| nearest kind | lists | v1 | " + " | ".join(f"v2 at {n}" for n in LENGTH_GRID)
+    names = [_name(n, w) for n, w in READINGS]
+    print("| nearest kind | lists | v1 | " + " | ".join(f"v2 at {n}" for n in names)
           + " | chosen |")
-    print("|---|---|---|" + "---|" * (len(LENGTH_GRID) + 1))
+    print("|---|---|---|" + "---|" * (len(names) + 1))
     chosen = {}
     for kind, row in sorted(rrs.items()):
-        means = {n: float(np.mean(row[str(n)])) for n in LENGTH_GRID}
-        chosen[kind] = max(LENGTH_GRID, key=lambda n: (round(means[n], 6), -n))
+        means = {_name(n, w): float(np.mean(row[_name(n, w)])) for n, w in READINGS}
+        best = max(READINGS, key=lambda r: (round(means[_name(*r)], 6), -r[0], not r[1]))
+        chosen[kind] = _name(*best)
         print(f"| {kind} | {len(row['v1'])} | {np.mean(row['v1']):.4f} | "
-              + " | ".join(f"{means[n]:.4f}" for n in LENGTH_GRID) + f" | {chosen[kind]} |")
+              + " | ".join(f"{means[n]:.4f}" for n in names) + f" | {chosen[kind]} |")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         mrr = {kind: {"lists": len(row["v1"]), **{k: float(np.mean(v)) for k, v in row.items()}}
@@ -309,6 +314,15 @@ def length(args: argparse.Namespace, seeds: list[int], encoder) -> None:
         args.json.write_text(json.dumps({"part": "length", "seeds": seeds, "mrr_top10": mrr,
                                          "chosen": chosen, "machine": machine()}, indent=1))
         print(f"wrote {args.json}")
+
+
+READINGS = [(n, w) for n in LENGTH_GRID for w in (False, True)]
+
+
+def _name(length: int, window: bool) -> str:
+    """A reading's column: ``64`` (each turn's first tokens) or ``64w`` (its sentences nearest
+    the query)."""
+    return f"{length}w" if window else str(length)
 
 
 def _rr(order, ids: list[str], gold) -> float:

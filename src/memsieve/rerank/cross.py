@@ -10,17 +10,20 @@ and head are fine-tuned on LoCoMo's train halves (the packaged checkpoints; RHEL
 and Memora can be added, ``rerank/train_v2.py``). The final key is ``z(v2) + w · z(v1)`` over
 the ten, z-scored within the ten, with ``w`` chosen on held-out training groups, so a v2 that
 knows little defers to v1. At inference the model's Linear layers run int8-quantised
-(``pairmodel.quantized``): 10 pairs in ~40 ms on 2 cores at 64 tokens (~60 at 96, ~100 at 128).
+(``pairmodel.quantized``): 10 pairs in ~40 ms on 2 cores at 64 tokens (~55 at 96, ~70 at 128).
 
 The checkpoints learn from pairs cut to 64 tokens, while RHELM's and LongMemEval's turns are
-long (their gold pairs: all and 85% longer than 64), and there v2 read at 64 ranked below v1. A
-pool whose nearest training kind (v1's gate) is one of those is read longer (``LENGTHS``:
-chosen per kind on the five split seeds' validation groups, train halves only,
-``bench_domains.py --part length``; RESULTS.md).
+long (their gold pairs: all and 85% longer than 64), and there v2 reading a turn's first 64
+tokens ranked below v1. A turn too long for the length is read instead as its sentences that
+share the most words with the query (``CrossEncoder.windows``), in their order. How a pool is
+read depends on its nearest training kind (v1's gate): ``READING``, chosen per kind on the five
+split seeds' validation groups, train halves only (``bench_domains.py --part length``;
+RESULTS.md).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,7 +39,21 @@ from memsieve.types import Candidate, Query
 FORMAT = "memsieve.rerank.v2/1"
 PROTECTED = 10
 LENGTH_GRID = (64, 96, 128, 192)  # inference lengths ``--part length`` compares per kind
-LENGTHS = {"rhelm": 96, "longmemeval": 128}  # kinds read longer than the checkpoint's length
+# nearest training kind -> (tokens, long turns by their sentences nearest the query); any other
+# kind is read at the checkpoint's own length from each turn's start
+READING = {"locomo": (64, True), "rhelm": (64, True), "longmemeval": (64, True)}
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    """Character spans of ``text``'s sentences (split after . ! ? and at line breaks), blank
+    ones left out."""
+    spans, start = [], 0
+    for m in _SENTENCE.finditer(text):
+        spans.append((start, m.start()))
+        start = m.end()
+    spans.append((start, len(text)))
+    return [(a, b) for a, b in spans if text[a:b].strip()]
 
 
 def zscore(x: np.ndarray) -> np.ndarray:
@@ -63,7 +80,8 @@ class CrossEncoder:
         self.config = dict(config)
         self.n_trainable_layers = int(self.config.get("n_trainable_layers", 1))
         self.max_length = int(self.config.get("max_length", 64))
-        self.lengths = dict(LENGTHS)  # nearest training kind -> inference length
+        self.readings = dict(READING)
+        self._analyzer: Any = None
         self._infer: Any = None  # the quantised copy, made on first use
 
     @property
@@ -107,21 +125,63 @@ class CrossEncoder:
         tmp.replace(path)
         return path
 
-    def length(self, kind: str | None) -> int:
-        """Inference length for a pool whose nearest training kind is ``kind``: its entry of
-        ``lengths``, never shorter than the checkpoint's own (None: unknown, the own)."""
-        return max(self.lengths.get(kind or "", 0), self.max_length)
+    def reading(self, kind: str | None) -> tuple[int, bool]:
+        """(length, window) for a pool whose nearest training kind is ``kind``: its entry of
+        ``readings``, never shorter than the checkpoint's own length (None: unknown, the
+        checkpoint's length without the window)."""
+        length, window = self.readings.get(kind or "", (0, False))
+        return max(length, self.max_length), window
 
-    def encode(self, query: str, texts: Sequence[str], max_length: int | None = None) -> Any:
-        """One padded batch of (query, text) pairs, cut to ``max_length`` (the checkpoint's)."""
+    def windows(self, query: str, texts: Sequence[str], max_length: int) -> list[str]:
+        """Each of ``texts`` too long to sit beside ``query`` in ``max_length`` tokens, as its
+        sentences that share the most (stemmed) words with the query, kept in their order, as
+        many as fit (a long turn would otherwise be read from its start only); the others as
+        they are. One tokenizer pass and one analyzer pass over all of them."""
+        from memsieve.retrieve.bm25 import Analyzer
+
+        if self._analyzer is None:
+            self._analyzer = Analyzer()
+        enc = self.tokenizer([query, *texts], add_special_tokens=False, verbose=False,
+                             return_offsets_mapping=True)
+        budget = max_length - len(enc["input_ids"][0]) - 3  # [CLS] query [SEP] text [SEP]
+        spans = {i: _sentences(t) for i, t in enumerate(texts)
+                 if len(enc["input_ids"][i + 1]) > budget}
+        flat = [texts[i][a:b] for i, ss in spans.items() for a, b in ss]
+        if not flat:
+            return list(texts)
+        terms = iter(self._analyzer([query, *flat]))
+        words = set(next(terms))
+        out = list(texts)
+        for i, ss in spans.items():
+            ps = [texts[i][a:b] for a, b in ss]
+            # a sentence's tokens: those starting inside it (sentences end at white space,
+            # which no token crosses, so this is its count when tokenized alone)
+            starts = np.array([a for a, _ in enc["offset_mapping"][i + 1]])
+            size = [int(np.searchsorted(starts, b) - np.searchsorted(starts, a)) for a, b in ss]
+            overlap = [len(words & set(next(terms))) for _ in ps]
+            keep, used = set(), 0
+            for j in sorted(range(len(ps)), key=lambda j: (-overlap[j], j)):
+                if used + size[j] <= budget or not keep:
+                    keep.add(j)
+                    used += size[j]
+            out[i] = " ".join(ps[j] for j in sorted(keep))
+        return out
+
+    def encode(self, query: str, texts: Sequence[str], max_length: int | None = None,
+               *, window: bool = False) -> Any:
+        """One padded batch of (query, text) pairs, cut to ``max_length`` (the checkpoint's);
+        with ``window`` each long text is first cut to its sentences nearest the query."""
+        max_length = max_length or self.max_length
+        if window:
+            texts = self.windows(query, texts, max_length)
         return self.tokenizer([query] * len(texts), list(texts), truncation="longest_first",
-                              max_length=max_length or self.max_length, padding=True,
+                              max_length=max_length, padding=True,
                               return_tensors="pt")
 
     def score(self, query: str, texts: Sequence[str], *, quantize: bool = True,
               kind: str | None = None) -> np.ndarray:
-        """Relevance logits of ``texts`` for ``query`` (float64, input order), read at the
-        length of ``kind`` (the pool's nearest training kind).
+        """Relevance logits of ``texts`` for ``query`` (float64, input order), read as
+        ``reading(kind)`` says (``kind``: the pool's nearest training kind).
 
         ``quantize`` runs the int8 copy (what the product ships); ``False`` the fp32 model.
         """
@@ -134,7 +194,8 @@ class CrossEncoder:
         model = self._infer if quantize else self.model
         model.eval()
         with torch.inference_mode():
-            enc = self.encode(query, texts, self.length(kind))
+            length, window = self.reading(kind)
+            enc = self.encode(query, texts, length, window=window)
             out = model(enc["input_ids"], enc["attention_mask"], enc["token_type_ids"])
         return out[:, 0].float().numpy().astype(np.float64)
 
@@ -155,8 +216,9 @@ class CrossEncoderReranker:
     returned unchanged and in place; the protected ones get score ``v2`` (the combined key, also
     the ranking key) and ``v2_logit``. A pool v1 did not rerank alone (its gate kept the first
     stage's order or blended the two: no ``v1`` score) has no protected set, and passes
-    through unchanged. The pairs are read at the length of the pool's nearest training kind,
-    as v1's gate noted it (``rerank_v1_gate``), and the trace notes it (``rerank_v2_length``).
+    through unchanged. The pairs are read as the pool's nearest training kind says
+    (``READING``), as v1's gate noted it (``rerank_v1_gate``), and the trace notes how
+    (``rerank_v2_length``, ``rerank_v2_window``).
     """
 
     name = "rerank_v2"
@@ -175,7 +237,9 @@ class CrossEncoderReranker:
             return list(candidates)
         gate = trace.notes.get("rerank_v1_gate")
         kind = gate.get("nearest") if isinstance(gate, dict) else None
-        trace.note("rerank_v2_length", self.encoder.length(kind))
+        length, window = self.encoder.reading(kind)
+        trace.note("rerank_v2_length", length)
+        trace.note("rerank_v2_window", window)
         order, logits, key = self.encoder.reorder(
             query.text, [c.memory.text for c in head], np.array([c.score for c in head]),
             quantize=self.quantize, kind=kind)
@@ -198,9 +262,9 @@ def default_cross_reranker(mode: str | None) -> CrossEncoderReranker | None:
 
 
 __all__ = [
-    "LENGTHS",
     "LENGTH_GRID",
     "PROTECTED",
+    "READING",
     "CrossEncoder",
     "CrossEncoderReranker",
     "combine",

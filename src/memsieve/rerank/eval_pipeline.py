@@ -7,7 +7,7 @@ whose train groups of the evaluated dataset overlap the split's test groups. v1 
 gate (``rerank/gate.py``) as the product stage does: a pool the gate turns away keeps the
 first stage's order, one in the zone at its edge gets the blend, and v2 leaves both alone;
 ``trust`` records each query's weight on v1 (1, the blend's, or 0), ``nearest`` the gate's
-nearest training kind (v2 reads the pairs at that kind's length, ``cross.LENGTHS``).
+nearest training kind (v2 reads the pairs as that kind's ``cross.READING`` says).
 """
 
 from __future__ import annotations

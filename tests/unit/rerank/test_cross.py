@@ -68,28 +68,43 @@ def test_v2_is_deterministic_and_short_lists_pass_through(base):
     assert stage(q, [], trace=Trace()) == []
 
 
-def test_v2_reads_a_pool_at_the_length_of_its_nearest_kind(base):
-    """v1's gate notes the pool's nearest training kind; v2 reads the pairs at that kind's
-    length (``LENGTHS``: long-turn kinds longer), the checkpoint's own for any other kind or
-    when no gate spoke, and the trace says which."""
+def test_v2_reads_a_pool_as_its_nearest_kind_says(base):
+    """v1's gate notes the pool's nearest training kind; v2 reads the pairs as ``READING``
+    says for that kind (long turns by their sentences nearest the query), at the checkpoint's
+    own length from each turn's start for any other kind or when no gate spoke, and the trace
+    says how."""
     q = Query(text="What instrument does Sam play?", namespace="ns")
-    long_text = "Sam: " + " ".join(["I practise the cello every single evening"] * 12)
+    long_text = "Sam: " + " ".join(["I practise the cello every single evening."] * 12)
     cands = [Candidate(Memory(id=f"l{i}", namespace="ns", text=long_text + f" {i}"),
                        score=float(3 - i)).with_score("v1", 3 - i) for i in range(3)]
     stage = CrossEncoderReranker(base)
-    lengths = {}
-    for kind in (None, "locomo", *cross_mod.LENGTHS):
+    seen = {}
+    for kind in (None, "memora", *cross_mod.READING):
         trace = Trace()
         if kind is not None:
             trace.note("rerank_v1_gate", {"applied": True, "weight": 1.0, "nearest": kind})
         stage(q, cands, trace=trace)
-        lengths[kind] = trace.notes["rerank_v2_length"]
-    assert lengths[None] == lengths["locomo"] == base.max_length
-    assert all(lengths[k] == n > base.max_length for k, n in cross_mod.LENGTHS.items())
+        seen[kind] = (trace.notes["rerank_v2_length"], trace.notes["rerank_v2_window"])
+    assert seen[None] == seen["memora"] == (base.max_length, False)
+    assert all(seen[k] == (max(n, base.max_length), w) for k, (n, w) in cross_mod.READING.items())
     texts = [c.memory.text for c in cands]
-    assert base.encode(q.text, texts, base.length("rhelm"))["input_ids"].shape[1] == \
-        cross_mod.LENGTHS["rhelm"]
+    assert base.encode(q.text, texts, 96)["input_ids"].shape[1] == 96
     assert base.encode(q.text, texts)["input_ids"].shape[1] == base.max_length
+
+
+def test_a_long_turn_is_read_by_its_sentences_nearest_the_query(base):
+    """``windows`` keeps a text that fits whole; a longer one becomes the sentences sharing
+    the most words with the query, in their order, within the length."""
+    q = "Which cello teacher does Sam have?"
+    short = "Sam: my cello teacher is Ana."
+    filler = [f"We talked about the weather on day {i} and it rained a lot." for i in range(12)]
+    text = " ".join(filler[:7] + ["Sam: my cello teacher is Ana from Porto."] + filler[7:])
+    kept, cut = base.windows(q, [short, text], 64)
+    assert kept == short and base.windows(q, [short], 64) == [short]
+    assert "cello teacher is Ana" in cut and len(cut) < len(text)
+    assert base.encode(q, [cut])["input_ids"].shape[1] <= 64
+    kept = cut.split(". ")
+    assert kept == sorted(kept, key=text.index)  # the text's own order
 
 
 def test_combine_weight_trades_v2_for_v1():
