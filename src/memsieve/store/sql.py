@@ -261,6 +261,19 @@ class SQLStore:
             self._exec("DELETE FROM validity_edges WHERE namespace=?", (namespace,))
             self._put_edges(namespace, edges)
 
+    def edges_from(self, namespace: str, source_ids: Sequence[str]) -> list[Edge]:
+        """The stored write-time edges out of each source, whatever its state (a score is a
+        judgement of two texts): what re-linking a source need not judge again."""
+        out: list[Edge] = []
+        for chunk in chunks(list(dict.fromkeys(source_ids))):
+            q = ("SELECT s.id, t.id, e.score FROM validity_edges e "
+                 "JOIN memories s ON s.namespace = e.namespace AND s.seq = e.source "
+                 "JOIN memories t ON t.namespace = e.namespace AND t.seq = e.target "
+                 f"WHERE e.namespace=? AND s.id IN ({','.join('?' * len(chunk))})")
+            out += [Edge(sid, tid, float(score))
+                    for sid, tid, score in self._rows(q, [namespace, *chunk])]
+        return out
+
     def edges(self, namespace: str, target_ids: Sequence[str]) -> dict[str, list[Edge]]:
         """The write-time validity edges into each target, best score first; sources that
         are forgotten are left out (they are out of search, and out of evidence)."""

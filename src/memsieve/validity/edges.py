@@ -22,6 +22,7 @@ forgotten source is left out when edges are read.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -52,6 +53,8 @@ class Held:
     matrix: np.ndarray
     fetch: Callable[[Sequence[int]], list[Memory]]
     incoming: Callable[[Sequence[str]], set[str]] = lambda ids: set()  # sources of their edges
+    # the stored score of each (source, target) edge out of some sources
+    outgoing: Callable[[Sequence[str]], dict[tuple[str, str], float]] = lambda ids: {}
 
     @classmethod
     def empty(cls) -> Held:
@@ -97,6 +100,27 @@ def default_judge(model: str | None) -> Judge | None:
         return None
 
 
+@functools.cache
+def _blas() -> Any:
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def _blas_alone(find: Callable[..., list[Edge]]) -> Callable[..., list[Edge]]:
+    """Run ``find`` with numpy's BLAS on one thread: after a matrix product OpenBLAS's idle
+    threads spin for a while, and on 2 cores they starved the verifier pass that follows
+    (a rewrite's judge call took ~4x as long; torch's own threads are not BLAS's)."""
+
+    @functools.wraps(find)
+    def run(*args: Any, **kwargs: Any) -> list[Edge]:
+        with _blas().limit(limits=1, user_api="blas"):
+            return find(*args, **kwargs)
+
+    return run
+
+
+@_blas_alone
 def candidate_edges(
     new: Sequence[Memory],
     new_vectors: np.ndarray,
@@ -115,7 +139,9 @@ def candidate_edges(
     pointed at a rewritten memory's old text (``Held.incoming``), and every later one that may
     point at a written memory (its new text, or an old memory written late), gets its edges
     found again as ``rebuild`` would find them, so a typo fix does not hide a later update.
-    The store replaces the outgoing edges of every source this returns."""
+    The store replaces the outgoing edges of every source this returns. A re-linked source's
+    edge it already had, to a memory this write did not rewrite, keeps its stored score: the
+    judge reads only the pairs whose texts are new to it."""
     if not len(new):
         return []
     held = held or Held.empty()
@@ -134,8 +160,9 @@ def candidate_edges(
                                                  for i, m in enumerate(new)])
     sources = list(range(n_held, n_held + len(new)))
     relinked = _relinked(new, matrix, stale, held, row_of, records, written, floor, chunk)
+    known = held.outgoing([held.ids[r] for r in relinked]) if relinked and judge else {}
     out: list[Edge] = []
-    texts: list[tuple[str, str]] = []
+    texts: list[tuple[str, str] | None] = []  # None: the stored score stands
     order = sources + sorted(relinked)
     for start in range(0, len(order), chunk):  # bounded memory for a bulk ingest
         rows = order[start : start + chunk]
@@ -160,12 +187,16 @@ def candidate_edges(
                         break
             if relinked.get(r) is False and not {e.target for e, _ in found} & rewritten:
                 continue  # a rewrite did not reach it: its stored edges stand
-            out += [e for e, _ in found]
-            texts += [t for _, t in found]
+            for e, pair in found:
+                kept = (e.source, e.target) in known and e.target not in rewritten
+                out.append(dataclasses.replace(e, score=known[(e.source, e.target)])
+                           if kept else e)
+                texts.append(None if kept else pair)
     if judge is not None and out:
-        scores = judge(texts)
-        out = [dataclasses.replace(e, score=round(float(x), 6)) for e, x in zip(out, scores,
-                                                                                strict=True)]
+        todo = [i for i, t in enumerate(texts) if t is not None]
+        scores = dict(zip(todo, judge([texts[i] for i in todo]) if todo else [], strict=True))
+        out = [dataclasses.replace(e, score=round(float(scores[i]), 6)) if i in scores else e
+               for i, e in enumerate(out)]
     return out
 
 
@@ -227,13 +258,20 @@ def stored(store: Any) -> Reader:
                 state.update({m.id: m for m in store.list(namespace)})
             return [state[ids[r]] for r in rows]
 
-        return Held(ids, matrix, fetch, lambda mids: _sources(store, namespace, mids))
+        return Held(ids, matrix, fetch, lambda mids: _sources(store, namespace, mids),
+                    lambda mids: _scores(store, namespace, mids))
 
     return read
 
 
 def _sources(store: Any, namespace: str, target_ids: Sequence[str]) -> set[str]:
     return {e.source for es in store.edges(namespace, target_ids).values() for e in es}
+
+
+def _scores(store: Any, namespace: str, source_ids: Sequence[str]) -> dict[tuple[str, str],
+                                                                             float]:
+    return {(e.source, e.target): round(e.score, 6)
+            for e in store.edges_from(namespace, source_ids)}
 
 
 def cached(cache: Any) -> Reader:
@@ -245,7 +283,8 @@ def cached(cache: Any) -> Reader:
             index = cache.get(namespace)
             return Held(list(index.ids), index.matrix.copy(),
                         lambda rows: index.memories(cache.store, rows),
-                        lambda mids: _sources(cache.store, namespace, mids))
+                        lambda mids: _sources(cache.store, namespace, mids),
+                        lambda mids: _scores(cache.store, namespace, mids))
 
     return read
 

@@ -135,6 +135,44 @@ def test_a_rewrite_relinks_the_later_memories_that_overturn_it(any_store):
     assert max(Counter(s for s, _ in live).values()) <= 2
 
 
+def test_relinking_judges_only_the_pairs_whose_texts_are_new(any_store, monkeypatch):
+    """A rewrite re-links the later memories that pointed at it, but an edge of theirs to an
+    unchanged memory keeps its stored score: the judge reads only pairs with the new text, and
+    the edges (scores included) are those ``rebuild`` finds with the same judge."""
+    import memsieve.ingest.core as core
+
+    calls: list[list[tuple[str, str]]] = []
+
+    def judge(pairs):
+        calls.append(list(pairs))
+        return np.array([(len(a) % 7 + len(b) % 5) / 12 for a, b in pairs])
+
+    monkeypatch.setattr(core, "default_judge", lambda model: judge)
+    enc = HashingEncoder()
+
+    def m(i: str, text: str, day: int) -> Memory:
+        return Memory(id=i, namespace="ns", text=f"Sam: {text}", speaker="Sam",
+                      timestamp=T0 + timedelta(days=day))
+
+    add_memories(any_store, [m("a", "I work at Acme as a bakr", 0),
+                             m("x", "I work at Acme in York", 1)], enc)
+    add_memories(any_store, [m("b", "I work at Acme as a manager in York now", 5)], enc)
+    ids = ["a", "b", "x"]
+
+    def scored():
+        return sorted((e.source, e.target, e.score)
+                      for es in any_store.edges("ns", ids).values() for e in es)
+
+    assert {(s, t) for s, t, _ in scored()} == {("b", "a"), ("b", "x"), ("x", "a")}
+    calls.clear()
+    add_memories(any_store, [m("a", "I work at Acme as a baker", 0)], enc)  # the typo fixed
+    judged = [p for c in calls for p in c]
+    assert judged and all("baker" in src + tgt for src, tgt in judged)  # not (b, x) again
+    live = scored()
+    rebuild(any_store, "ns", judge)
+    assert scored() == live
+
+
 def test_store_keeps_edges_and_drops_them_with_a_purge_or_a_rewrite(any_store):
     enc = HashingEncoder()
     old = Memory(id="a", namespace="ns", text="Sam: I work at Acme as a baker", speaker="Sam",
