@@ -22,7 +22,7 @@ forgotten source is left out when edges are read.
 from __future__ import annotations
 
 import dataclasses
-import functools
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -100,27 +100,18 @@ def default_judge(model: str | None) -> Judge | None:
         return None
 
 
-@functools.cache
-def _blas() -> Any:
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
-
-
-def _blas_alone(find: Callable[..., list[Edge]]) -> Callable[..., list[Edge]]:
-    """Run ``find`` with numpy's BLAS on one thread: after a matrix product OpenBLAS's idle
-    threads spin for a while, and on 2 cores they starved the verifier pass that follows
-    (a rewrite's judge call took ~4x as long; torch's own threads are not BLAS's)."""
-
-    @functools.wraps(find)
-    def run(*args: Any, **kwargs: Any) -> list[Edge]:
-        with _blas().limit(limits=1, user_api="blas"):
-            return find(*args, **kwargs)
-
-    return run
+def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b.T`` (unit rows: cosines), by torch when a judge has loaded it. numpy's OpenBLAS
+    runs a product of several rows on its own threads, whose idle threads then spin for a
+    while and, on 2 cores, starved the verifier pass that follows (a rewrite's judge call took
+    ~4x as long); torch's product runs on the threads the verifier uses next."""
+    torch = sys.modules.get("torch")
+    if torch is None or len(a) < 2:
+        return a @ b.T
+    return (torch.from_numpy(np.ascontiguousarray(a))
+            @ torch.from_numpy(np.ascontiguousarray(b)).T).numpy()
 
 
-@_blas_alone
 def candidate_edges(
     new: Sequence[Memory],
     new_vectors: np.ndarray,
@@ -166,7 +157,7 @@ def candidate_edges(
     order = sources + sorted(relinked)
     for start in range(0, len(order), chunk):  # bounded memory for a bulk ingest
         rows = order[start : start + chunk]
-        sims = matrix[rows] @ matrix.T
+        sims = _cosines(matrix[rows], matrix)
         sims[:, stale] = -np.inf
         near = [_nearest(row, floor) for row in sims]
         wanted = sorted(({int(j) for c in near for j in c} | set(rows)) - set(records))
@@ -224,7 +215,7 @@ def _relinked(new: Sequence[Memory], matrix: np.ndarray, stale: np.ndarray, held
     changed = [new[i].id for i in rewrites if i not in same]
     out: dict[int, bool] = {}
     for start in range(0, len(new), chunk):
-        sims = matrix[n_held + start : n_held + start + chunk] @ matrix[:n_held].T
+        sims = _cosines(matrix[n_held + start : n_held + start + chunk], matrix[:n_held])
         sims[:, stale[:n_held]] = -np.inf
         near = [_nearest(row, floor) for row in sims]
         wanted = sorted({int(j) for c in near for j in c} - set(records))

@@ -241,3 +241,20 @@ def test_a_judge_scores_edges_and_the_stage_judges_only_those_above_its_threshol
     status = {c.memory.id: c.annotations["validity"].status for c in out}
     assert status == {"m0": "possibly_outdated", "m1": "current", "m2": "current"}
     assert scorer.pairs == 1
+
+
+def test_similarities_by_torch_equal_numpys():
+    """With a judge loaded, the edge finder's products run on torch's threads (numpy's idle
+    BLAS threads would starve the verifier); the cosines are numpy's to float32 precision."""
+    import torch  # noqa: F401  (loaded, as with any judge)
+
+    from memsieve.validity.edges import _cosines
+
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((5, 16), dtype=np.float32), rng.standard_normal((40, 16),
+                                                                               dtype=np.float32)
+    for rows in (a[:1], a, a[[3, 1]]):
+        got = _cosines(rows, b)
+        assert got.shape == (len(rows), len(b)) and got.dtype == np.float32
+        assert np.allclose(got, rows @ b.T, atol=1e-5)
+        got[:, 0] = -np.inf  # the finder writes into it
