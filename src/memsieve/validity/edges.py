@@ -108,8 +108,8 @@ def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     torch = sys.modules.get("torch")
     if torch is None or len(a) < 2:
         return a @ b.T
-    return (torch.from_numpy(np.ascontiguousarray(a))
-            @ torch.from_numpy(np.ascontiguousarray(b)).T).numpy()
+    a, b = (np.require(x, np.float32, ("C", "W")) for x in (a, b))  # torch shares the memory
+    return (torch.from_numpy(a) @ torch.from_numpy(b).T).numpy()
 
 
 def candidate_edges(

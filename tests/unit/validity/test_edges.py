@@ -253,6 +253,7 @@ def test_similarities_by_torch_equal_numpys():
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((5, 16), dtype=np.float32), rng.standard_normal((40, 16),
                                                                                dtype=np.float32)
+    b.setflags(write=False)  # a store's vectors may be read-only
     for rows in (a[:1], a, a[[3, 1]]):
         got = _cosines(rows, b)
         assert got.shape == (len(rows), len(b)) and got.dtype == np.float32
