@@ -57,8 +57,9 @@ def is_later(source: Memory, target: Memory, *, written_after: bool = False) -> 
     and session with a later turn. Equal times that session and turn cannot order (two
     sessions on one day with date-only timestamps, a turn without an index) are ordered by
     ``written_after``: whether the store received ``source`` after ``target`` (the write-time
-    edge finder knows; other callers pass nothing and so call them not later). Unknown times
-    are never later (conservative)."""
+    edge finder knows, and the query-time policies read it from the index's row order; a
+    caller without it passes nothing and so calls them not later). Unknown times are never
+    later (conservative)."""
     if source.id == target.id or source.timestamp is None or target.timestamp is None:
         return False
     s, t = _naive(source.timestamp), _naive(target.timestamp)
@@ -162,11 +163,12 @@ class ValidityStage:
             raise ConfigError("source_policy='edges' needs the store (it keeps the edges)")
         needs_vectors = (self.source_policy is SourcePolicy.nearest
                          or min_similarity is not None or target_gate is not None)
-        if needs_vectors and cache is None:
-            if store is None:
-                raise ConfigError("source_policy='nearest', min_similarity and target_gate "
-                                  "need the store (for its vectors)")
-            cache = IndexCache(store, capacity=2)
+        if needs_vectors and cache is None and store is None:
+            raise ConfigError("source_policy='nearest', min_similarity and target_gate "
+                              "need the store (for its vectors)")
+        if cache is None and store is not None and (
+                needs_vectors or self.source_policy is SourcePolicy.top1):
+            cache = IndexCache(store, capacity=2)  # vectors, and the write order of ties
         self.cache, self.min_similarity = cache, min_similarity
         self.edge_threshold, self.target_gate = edge_threshold, target_gate
         self.top_k = top_k
@@ -201,16 +203,21 @@ class ValidityStage:
         if target.timestamp is None:
             return []
         t = _naive(target.timestamp)
-        later = [m for m, ts in pool
-                 if ts is not None and (ts > t or (ts == t and is_later(m, target)))]
+        index = self.cache.get(namespace) if self.cache is not None else None
+        rows = index.rows if index is not None else {}
+        at = rows.get(target.id)
+
+        def written_after(m: Memory) -> bool:  # the index's rows are in write order
+            return at is not None and rows.get(m.id, -1) > at
+
+        later = [m for m, ts in pool if ts is not None and (
+            ts > t or (ts == t and is_later(m, target, written_after=written_after(m))))]
         nearest = self.source_policy is SourcePolicy.nearest
         if not nearest:  # rank order decides: only the first n need a similarity
             later = later[: self.n_sources]
-        if not later or self.cache is None:
+        if not later or index is None:
             return later[: self.n_sources]
-        index = self.cache.get(namespace)
-        rows = index.rows
-        if target.id not in rows:  # e.g. a caller-given parent from elsewhere: no vector
+        if at is None:  # e.g. a caller-given parent from elsewhere: no vector
             return later[: self.n_sources]
         sims = index.matrix[[rows[m.id] for m in later]] @ index.matrix[rows[target.id]]
         chosen = (np.argsort(-sims, kind="stable") if nearest

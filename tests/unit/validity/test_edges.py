@@ -8,6 +8,7 @@ from collections import Counter
 from datetime import datetime, timedelta
 
 import numpy as np
+import pytest
 
 from memsieve.embed import HashingEncoder
 from memsieve.ingest import add_memories
@@ -93,6 +94,28 @@ def test_equal_times_that_session_and_turn_cannot_order_go_by_write_order(any_st
     assert rebuild(any_store, "ns") == 1
     assert {t: [(e.source, e.target) for e in es]
             for t, es in any_store.edges("ns", ["a", "b"]).items()} == {"a": [("b", "a")]}
+
+
+@pytest.mark.parametrize("policy", ["top1", "nearest"])
+def test_query_time_policies_order_equal_times_by_write_order(fresh_store, counting, policy):
+    """The query-time source policies read the write order of two same-day sessions from the
+    index, as the write-time edges do: the later-written one may overturn the other, never
+    the reverse."""
+    def turn(i: str, session: str, text: str) -> Memory:
+        return Memory(id=i, namespace="ns", text=text, speaker="Sam", timestamp=T0,
+                      session_id=session, turn_index=0)
+
+    a = turn("a", "s1", "Sam: I need to prepare the lecture slides for tomorrow")
+    b = turn("b", "s2", "Sam: I finished the lecture slides for tomorrow")
+    enc = HashingEncoder()
+    add_memories(fresh_store, [a], enc)
+    add_memories(fresh_store, [b], enc)
+    stage = ValidityStage([counting()], store=fresh_store, source_policy=policy)
+    out = stage(Query(text="What about the slides?", namespace="ns"),
+                [Candidate(b, score=1.0), Candidate(a, score=0.9)], trace=Trace())
+    got = {c.memory.id: c.annotations["validity"] for c in out}
+    assert got["a"].status == "possibly_outdated" and got["a"].superseded_by == "b"
+    assert got["b"].status == "current"
 
 
 def _all_edges(store, ids):
