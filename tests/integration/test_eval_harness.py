@@ -148,3 +148,27 @@ def test_locomo_plus_stitches_each_cue_into_a_locomo_conversation(data_dir):
     assert len(stitched) == sum(len(q.gold) for q in plus.queries)
     speakers = {(m.namespace, m.speaker) for m in locomo.memories}
     assert all((m.namespace, m.speaker) in speakers for m in stitched)
+
+
+def test_locomo_plus_refuses_bad_files_and_counts_bad_items(locomo_file: Path, tmp_path: Path):
+    from memsieve.errors import ConfigError, NotFound
+    from memsieve.eval.datasets import load_locomo_plus
+
+    plus = tmp_path / "plus" / "locomo_plus.json"
+    plus.parent.mkdir()
+    plus.write_text(json.dumps([]))
+    with pytest.raises(NotFound, match="locomo10.json"):
+        load_locomo_plus(plus)
+    (plus.parent / "locomo10.json").write_text(locomo_file.read_text())
+    plus.write_text(json.dumps({"not": "a list"}))
+    with pytest.raises(ConfigError, match="a list"):
+        load_locomo_plus(plus)
+    good = {"cue_dialogue": "A: I sold my bike.\nB: Oh no!", "trigger_query": "A: My legs miss it.",
+            "relation_type": "state"}
+    plus.write_text(json.dumps([good, "junk", {"cue_dialogue": 5}]))
+    task = load_locomo_plus(plus.parent)  # a folder finds its locomo_plus.json
+    assert [q.text for q in task.queries] == ["My legs miss it."]
+    assert task.dropped == {"cue or trigger not in 'A: text' form (query)": 2}
+    by_id = {m.id: m for m in task.memories}
+    assert [by_id[g].text for g in sorted(task.queries[0].gold)] == ["Ann: I sold my bike.",
+                                                                     "Bob: Oh no!"]

@@ -272,7 +272,7 @@ def load_locomo_plus(path: str | Path) -> EvalTask:
     queries, dropped = [], collections.Counter()
     for c, sample in enumerate(samples):
         sid, conv = sample["sample_id"], sample["conversation"]
-        speaker = {"A": conv["speaker_a"], "B": conv["speaker_b"]}
+        speaker = {"A": str(conv.get("speaker_a", "A")), "B": str(conv.get("speaker_b", "B"))}
         turns = by_conv[sid]
         sessions = list(dict.fromkeys(m.session_id for m in turns))
         mine = [(i, it) for i, it in enumerate(items) if i % len(samples) == c]
@@ -281,6 +281,7 @@ def load_locomo_plus(path: str | Path) -> EvalTask:
                  for k in range(len(mine))]
         cues: dict[str, list[Memory]] = collections.defaultdict(list)
         for (i, item), anchor in zip(mine, after, strict=True):
+            item = item if isinstance(item, dict) else {}  # not an item: dropped below
             lines = [m for ln in str(item.get("cue_dialogue", "")).splitlines()
                      if (m := _LINE.match(ln))]
             trigger = _LINE.match(str(item.get("trigger_query", "")))
