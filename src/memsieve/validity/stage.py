@@ -18,7 +18,7 @@ from datetime import datetime
 import numpy as np
 
 from memsieve.errors import ConfigError
-from memsieve.retrieve.index import IndexCache
+from memsieve.retrieve.index import IndexCache, NamespaceIndex
 from memsieve.store.base import Store
 from memsieve.trace import Trace
 from memsieve.types import Candidate, Memory, Query, check_no_eval_fields
@@ -181,10 +181,11 @@ class ValidityStage:
 
     def _sources_for(
         self, target: Memory, pool: Sequence[tuple[Memory, datetime | None]], namespace: str,
-        edges: Mapping[str, Sequence[Edge]],
+        edges: Mapping[str, Sequence[Edge]], index: NamespaceIndex | None,
     ) -> list[Memory]:
         """The target's sources: the caller's map, else the policy over the later ``pool``
-        memories (each with its naive timestamp, precomputed once per query)."""
+        memories (each with its naive timestamp) and the namespace's ``index`` (vectors, and
+        the write order of ties), both read once per query."""
         if target.id in self.sources:
             out = []
             for sid in self.sources[target.id]:
@@ -203,7 +204,6 @@ class ValidityStage:
         if target.timestamp is None:
             return []
         t = _naive(target.timestamp)
-        index = self.cache.get(namespace) if self.cache is not None else None
         rows = index.rows if index is not None else {}
         at = rows.get(target.id)
 
@@ -219,7 +219,7 @@ class ValidityStage:
             return later[: self.n_sources]
         if at is None:  # e.g. a caller-given parent from elsewhere: no vector
             return later[: self.n_sources]
-        sims = index.matrix[[rows[m.id] for m in later]] @ index.matrix[rows[target.id]]
+        sims = index.matrix[[rows[m.id] for m in later]] @ index.matrix[at]
         chosen = (np.argsort(-sims, kind="stable") if nearest
                   else np.arange(len(later)))[: self.n_sources]
         floor = self.min_similarity if self.min_similarity is not None else -np.inf
@@ -279,13 +279,16 @@ class ValidityStage:
                  for c in pool]
         if stating is None:
             stating = self._stating(targets, query.namespace)
+        by_edges = self.source_policy is SourcePolicy.edges
         edges = (self.store.edges(query.namespace,  # type: ignore[union-attr]
                                   [t.id for t in targets if t.id in stating])
-                 if self.source_policy is SourcePolicy.edges else {})
+                 if by_edges else {})
+        index = (self.cache.get(query.namespace)
+                 if self.cache is not None and not by_edges else None)
         for t in targets:
             if t.id not in stating and t.id not in self.sources:
                 continue
-            for src in self._sources_for(t, timed, query.namespace, edges):
+            for src in self._sources_for(t, timed, query.namespace, edges, index):
                 pairs.append((t.id, src))
         edges = np.zeros(len(pairs))
         if pairs:
