@@ -106,18 +106,25 @@ def train_lodo(root: Path, dataset: str, seed: int) -> Path:
     return path
 
 
+def fitted(ctx: Context, pipe: V1Pipeline, seed: int) -> list:
+    """Fit ``pipe`` on the headline queries of split ``seed``'s train half (as the harness
+    does) and return them."""
+    head, train_groups = set(ctx.task.headline), set(split(ctx.task.groups, seed)[0])
+    train = [q for q in ctx.task.queries
+             if q.namespace in train_groups and (not head or q.category in head)]
+    pipe.fit(ctx, train, seed)
+    return train
+
+
 def zone_pools(ctx: Context, seeds: list[int], folder: Path | None, *,
                val_only: bool) -> list[tuple]:
     """(query, first-stage ids, v1 scores, gate ratios, gate) for each headline query of the
     seeds' train halves (only the checkpoint's validation groups with ``val_only``), under the
     seed checkpoints in ``folder`` (None: the packaged ones)."""
-    head, out = set(ctx.task.headline), []
+    out = []
     for seed in seeds:
-        train_groups = set(split(ctx.task.groups, seed)[0])
         pipe = V1Pipeline(weights=folder, gate=False)
-        train = [q for q in ctx.task.queries
-                 if q.namespace in train_groups and (not head or q.category in head)]
-        pipe.fit(ctx, train, seed)
+        train = fitted(ctx, pipe, seed)
         gate = gate_of(pipe.config)
         val = set(pipe.config["val_groups"].get(ctx.task.name, [])) if val_only else None
         for q in train:
@@ -269,14 +276,10 @@ def length(args: argparse.Namespace, seeds: list[int], encoder) -> None:
     rrs: dict[str, dict[str, list[float]]] = {}
     for ds in args.datasets.split(","):
         ctx = Context(load_task(ds), encoder, progress=False)
-        head = set(ctx.task.headline)
         try:
             for seed in seeds:
-                train_groups = set(split(ctx.task.groups, seed)[0])
-                train = [q for q in ctx.task.queries
-                         if q.namespace in train_groups and (not head or q.category in head)]
                 pipe = V2Pipeline(weights=args.weights)
-                pipe.fit(ctx, train, seed)
+                train = fitted(ctx, pipe, seed)
                 val = set(pipe.config["val_groups"].get(ds, []))
                 for q in train:
                     if q.namespace not in val:
