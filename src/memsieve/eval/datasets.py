@@ -273,13 +273,15 @@ def load_locomo_plus(path: str | Path) -> EvalTask:
     for c, sample in enumerate(samples):
         sid, conv = sample["sample_id"], sample["conversation"]
         speaker = {"A": str(conv.get("speaker_a", "A")), "B": str(conv.get("speaker_b", "B"))}
-        turns = by_conv[sid]
-        sessions = list(dict.fromkeys(m.session_id for m in turns))
+        by_session: dict[str | None, list[Memory]] = {}
+        for m in by_conv[sid]:
+            by_session.setdefault(m.session_id, []).append(m)
+        sessions = list(by_session)
         mine = [(i, it) for i, it in enumerate(items) if i % len(samples) == c]
         # cue k follows session after[k]: spread over the conversation, never before its first
         after = [sessions[min(len(sessions) - 1, (k * len(sessions)) // max(1, len(mine)))]
                  for k in range(len(mine))]
-        cues: dict[str, list[Memory]] = collections.defaultdict(list)
+        cues: dict[str | None, list[Memory]] = collections.defaultdict(list)
         for (i, item), anchor in zip(mine, after, strict=True):
             item = item if isinstance(item, dict) else {}  # not an item: dropped below
             lines = [m for ln in str(item.get("cue_dialogue", "")).splitlines()
@@ -288,7 +290,7 @@ def load_locomo_plus(path: str | Path) -> EvalTask:
             if not lines or trigger is None:
                 dropped["cue or trigger not in 'A: text' form (query)"] += 1
                 continue
-            when = next(m.timestamp for m in turns if m.session_id == anchor)
+            when = by_session[anchor][0].timestamp
             session_id = f"{sid}:plus_{i}"
             cue = [Memory(id=f"{sid}:P{i}:{j}", namespace=sid, text=f"{speaker[who]}: {text}",
                           conversation_id=sid, session_id=session_id, turn_index=j,
@@ -300,8 +302,8 @@ def load_locomo_plus(path: str | Path) -> EvalTask:
             queries.append(EvalQuery(f"{sid}:plus{i}", trigger.group(2), sid,
                                      frozenset(m.id for m in cue), frozenset({session_id}),
                                      str(item.get("relation_type", "unknown"))))
-        for session in sessions:
-            memories += [m for m in turns if m.session_id == session] + cues[session]
+        for session, held in by_session.items():
+            memories += held + cues[session]
     return EvalTask("locomo_plus", memories, queries, dict(dropped), based_on="locomo")
 
 
