@@ -40,7 +40,7 @@ from memsieve.retrieve import Retriever
 from memsieve.store import open_store
 from memsieve.trace import Trace
 from memsieve.types import Memory, Query
-from memsieve.validity.edges import rebuild, verifier_judge
+from memsieve.validity.edges import rebuild, spoken, verifier_judge
 from memsieve.validity.stage import ValidityStage
 from memsieve.validity.statement import StatementGate, gate_from_spec
 from memsieve.validity.train import binary_metrics
@@ -147,7 +147,7 @@ def pair_scores(histories: list[dict], verifier: Verifier, threshold: float) -> 
     triples, updated = [], []
     for h in histories:
         mems = memories(h)
-        text = {m.id: m.text for m in mems}
+        text = {m.id: spoken(m) for m in mems}  # as the stage reads them
         source = h["superseded_by"] or h.get("later") or mems[-1].id
         triples.append((h["query"], text[source], text[h["target"]]))
         updated.append(h["label"] == "superseded")

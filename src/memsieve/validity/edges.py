@@ -61,6 +61,18 @@ class Held:
         return cls([], np.zeros((0, 0), np.float32), lambda rows: [])
 
 
+def spoken(memory: Memory) -> str:
+    """A memory as the verifier reads it: ``"speaker: text"``, the form it was trained on
+    (every generated turn names its speaker) and the form the dataset loaders store. A memory
+    written with a ``speaker`` and bare text (``{"speaker": "user", "text": "I moved"}``, as
+    an agent adds its user's turns) gets the name put in front; text that already starts
+    with it is left as it is."""
+    speaker = (memory.speaker or "").strip()
+    if not speaker or memory.text.startswith(f"{speaker}:"):
+        return memory.text
+    return f"{speaker}: {memory.text}"
+
+
 def _later(source: Memory, target: Memory, written_after: bool) -> bool:
     from memsieve.validity.stage import is_later
 
@@ -173,7 +185,7 @@ def candidate_edges(
                     continue
                 if _later(source, target, bool(written[r] > written[j])):
                     found.append((Edge(source.id, target.id, round(float(sims[i, j]), 6)),
-                                  (source.text, target.text)))
+                                  (spoken(source), spoken(target))))
                     if len(found) == per_source:
                         break
             if relinked.get(r) is False and not {e.target for e, _ in found} & rewritten:

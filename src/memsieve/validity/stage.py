@@ -23,7 +23,7 @@ from memsieve.store.base import Store
 from memsieve.trace import Trace
 from memsieve.types import Candidate, Memory, Query, check_no_eval_fields
 from memsieve.validity.compose import edge_scores, noisy_or, propagate
-from memsieve.validity.edges import Edge
+from memsieve.validity.edges import Edge, spoken
 from memsieve.validity.statement import StatementGate
 from memsieve.validity.verifier import PairScorer
 
@@ -292,7 +292,7 @@ class ValidityStage:
                 pairs.append((t.id, src))
         edges = np.zeros(len(pairs))
         if pairs:
-            triples = [(query.text, src.text, by_id[tid].text) for tid, src in pairs]
+            triples = [(query.text, spoken(src), spoken(by_id[tid])) for tid, src in pairs]
             heads = [np.asarray(h.score(triples), dtype=np.float64) for h in self.heads]
             gate = None
             if self.gate is not None:

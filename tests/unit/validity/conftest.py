@@ -7,13 +7,16 @@ import pytest
 
 
 class Counting:
-    """A scorer that says every pair overturns, and counts the pairs it was asked about."""
+    """A scorer that says every pair overturns, and counts (and keeps) the pairs it was asked
+    about."""
 
     def __init__(self) -> None:
         self.pairs = 0
+        self.seen: list[tuple[str, str, str]] = []
 
     def score(self, triples):
         self.pairs += len(triples)
+        self.seen.extend(triples)
         return np.ones(len(triples))
 
 

@@ -14,7 +14,7 @@ from memsieve.embed import HashingEncoder
 from memsieve.ingest import add_memories
 from memsieve.trace import Trace
 from memsieve.types import Candidate, Memory, Query
-from memsieve.validity.edges import Held, candidate_edges, rebuild
+from memsieve.validity.edges import Held, candidate_edges, rebuild, spoken
 from memsieve.validity.stage import ValidityStage, is_later
 
 T0 = datetime(2024, 1, 1)
@@ -254,7 +254,8 @@ def test_a_judge_scores_edges_and_the_stage_judges_only_those_above_its_threshol
     edges = candidate_edges(new, unit([1, 0.1, 0]), held(earlier, unit([1, 0, 0], [1, 0.05, 0])),
                             judge=judge, floor=0.5)
     assert {(e.target, e.score) for e in edges} == {("m0", 0.9), ("m1", 0.01)}
-    assert all(s == "I work at Zeta now" for s, _ in seen)  # one batch of (source, target)
+    # one batch of (source, target), each as the verifier reads a turn: "speaker: text"
+    assert {s for s, _ in seen} == {"Sam: I work at Zeta now"}
     fresh_store.add(earlier + new)
     fresh_store.set_edges("ns", edges)
     scorer = counting()
@@ -282,3 +283,32 @@ def test_similarities_by_torch_equal_numpys():
         assert got.shape == (len(rows), len(b)) and got.dtype == np.float32
         assert np.allclose(got, rows @ b.T, atol=1e-5)
         got[:, 0] = -np.inf  # the finder writes into it
+
+
+def test_the_verifier_reads_a_memory_as_speaker_colon_text_whichever_way_it_was_written(
+        fresh_store, counting):
+    """The verifier was trained on "speaker: text" turns, and the dataset loaders store text
+    that way; an agent adding ``{"speaker": "user", "text": "I moved"}`` must be judged on the
+    same input, at write time (the edges) and at query time (the stage)."""
+    bare = [mem(0, "I live in Boston", day=0), mem(1, "I moved to Denver", day=3)]
+    assert [spoken(m) for m in bare] == ["Sam: I live in Boston", "Sam: I moved to Denver"]
+    said = mem(0, "Sam: I live in Boston", day=0)
+    assert spoken(said) == "Sam: I live in Boston"  # already in that form: left as it is
+    assert spoken(mem(2, "no speaker", speaker=None)) == "no speaker"
+    seen = []
+
+    def judge(pairs):
+        seen.extend(pairs)
+        return np.full(len(pairs), 0.9)
+
+    edges = candidate_edges(bare[1:], unit([1, 0, 0]), held(bare[:1], unit([1, 0, 0])),
+                            judge=judge, floor=0.5)
+    assert seen == [("Sam: I moved to Denver", "Sam: I live in Boston")]
+    fresh_store.add(bare)
+    fresh_store.set_edges("ns", edges)
+    scorer = counting()
+    stage = ValidityStage([scorer], store=fresh_store, source_policy="edges")
+    stage(Query(text="Where does Sam live?", namespace="ns"),
+          [Candidate(m, score=1.0) for m in bare], trace=Trace())
+    assert scorer.seen == [("Where does Sam live?", "Sam: I moved to Denver",
+                            "Sam: I live in Boston")]
