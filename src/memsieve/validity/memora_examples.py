@@ -107,20 +107,19 @@ def _persona_examples(sessions: Sequence[dict], rng: random.Random) -> Iterator[
         op = s["operation"]
         old = _changed(s, key)
         sid = int(s["session_id"])
-        if op in ("update", "delete") or (family == "goal" and key in stated):
-            if old in stated:
-                turn, target = stated.pop(old)
-                query = _query(rng, family, lst, item)
-                yield Example(query=query, source=text, target=target,
-                              label=1, stratum=f"pos_memora_{op if family != 'goal' else 'update'}",
-                              attribute=f"memora_{lst}", target_turn=turn, source_turn=sid)
-                # the same change against another item of the list: that one still holds
-                others = [k for k in stated if k[:2] == key[:2] and k not in (key, old)]
-                for k in rng.sample(others, min(len(others), PER_EXAMPLE)):
-                    turn, target = stated[k]
-                    yield Example(query=query, source=text, target=target, label=0,
-                                  stratum="hard_memora_other_item", attribute=f"memora_{lst}",
-                                  target_turn=turn, source_turn=sid)
+        if old in stated and _overturns(op, old, key, old):
+            turn, target = stated.pop(old)
+            query = _query(rng, family, lst, item)
+            yield Example(query=query, source=text, target=target,
+                          label=1, stratum=f"pos_memora_{op if family != 'goal' else 'update'}",
+                          attribute=f"memora_{lst}", target_turn=turn, source_turn=sid)
+            # the same change against another item of the list: that one still holds
+            others = [k for k in stated if k[:2] == key[:2] and k not in (key, old)]
+            for k in rng.sample(others, min(len(others), PER_EXAMPLE)):
+                turn, target = stated[k]
+                yield Example(query=query, source=text, target=target, label=0,
+                              stratum="hard_memora_other_item", attribute=f"memora_{lst}",
+                              target_turn=turn, source_turn=sid)
         elif op == "add":
             others = [k for k in stated if k[:2] == key[:2] and k != key]
             for k in rng.sample(others, min(len(others), PER_EXAMPLE)):
@@ -157,6 +156,14 @@ def _sessions(root: Path, period: str, persona: str) -> list[dict]:
         raise NotFound(f"{path}: no such Memora sessions file")
     with path.open(encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
+
+
+def _overturns(op: str, changed: tuple[str, str, str], key: tuple[str, str, str],
+               target: tuple[str, str, str]) -> bool:
+    """Does a session (its operation, the item it changes, its own key) overturn the item
+    ``target`` stated earlier? An update or delete of it, or a new value of the same goal."""
+    return (op in ("update", "delete") and changed == target) or (
+        key[0] == "goal" and key == target)
 
 
 def _changed(session: dict, key: tuple[str, str, str]) -> tuple[str, str, str]:
@@ -199,9 +206,7 @@ def _edge_negatives(sessions: Sequence[dict], encoder: Any, rng: random.Random,
         src, tgt = int(e.source.split(":")[0]), int(e.target.split(":")[0])
         if e.source not in firsts or src == tgt:
             continue
-        op, changed = ops[src]
-        if (op in ("update", "delete") and changed == keys[tgt]) or (
-                keys[src][0] == "goal" and keys[src] == keys[tgt]):
+        if _overturns(*ops[src], keys[src], keys[tgt]):
             continue  # a true change of the target's item: not a negative
         yield Example(query=_query(rng, *keys[tgt]), source=by_id[e.source].text,
                       target=by_id[e.target].text, label=0, stratum="hard_memora_edge",
