@@ -213,8 +213,8 @@ class SQLStore:
                     else:
                         seq = prev[0]
                         self._exec("DELETE FROM units WHERE namespace=? AND seq=?", (ns, seq))
-                        if prev[2] != m.text:  # same text (a re-ingest): its edges still hold
-                            self._drop_edges(ns, seq)
+                        if (prev[2], prev[4]) != (m.text, m.speaker):  # else a re-ingest:
+                            self._drop_edges(ns, seq)  # its edges still hold
                         self._exec(
                             f"""UPDATE memories SET conversation_id=?, session_id=?,
                                  turn_index=?, speaker=?, text=?, timestamp=?, state=?,
@@ -295,14 +295,15 @@ class SQLStore:
             self._analyzer = Analyzer()
         return self._analyzer(texts)
 
-    def _existing(self, ns: str, ids: Sequence[str]) -> dict[str, tuple[int, State, str, int]]:
-        """id → (seq, state, text, n_terms) of the ids already stored in namespace ``ns``."""
+    def _existing(self, ns: str, ids: Sequence[str]
+                  ) -> dict[str, tuple[int, State, str, int, str | None]]:
+        """id → (seq, state, text, n_terms, speaker) of the ids already stored in ``ns``."""
         out = {}
         for chunk in chunks(list(dict.fromkeys(ids))):
-            q = ("SELECT id, seq, state, text, n_terms FROM memories WHERE namespace=? AND id IN "
-                 f"({','.join('?' * len(chunk))})")
-            for mid, seq, state, text, n in self._exec(q, [ns, *chunk]).fetchall():
-                out[mid] = (seq, State(state), text, n)
+            q = ("SELECT id, seq, state, text, n_terms, speaker FROM memories WHERE namespace=? "
+                 f"AND id IN ({','.join('?' * len(chunk))})")
+            for mid, seq, state, text, n, speaker in self._exec(q, [ns, *chunk]).fetchall():
+                out[mid] = (seq, State(state), text, n, speaker)
         return out
 
     def _unpost(self, ns: str, seq: int, text: str) -> None:
@@ -356,9 +357,9 @@ class SQLStore:
             for memory_id in ids:
                 self._set_state(namespace, found[memory_id], state, rev)
 
-    def _set_state(self, namespace: str, prev: tuple[int, State, str, int], state: State,
-                   rev: int) -> None:
-        seq, old, text, n_terms = prev
+    def _set_state(self, namespace: str, prev: tuple[int, State, str, int, str | None],
+                   state: State, rev: int) -> None:
+        seq, old, text, n_terms, _ = prev
         if (old is State.forgotten) != (state is State.forgotten):
             if state is State.forgotten:
                 self._unpost(namespace, seq, text)
@@ -386,7 +387,7 @@ class SQLStore:
             with self._write():
                 rev = self._bump(namespace)
                 old = self._existing(namespace, ids)
-                for seq, state, text, n_terms in old.values():
+                for seq, state, text, n_terms, _ in old.values():
                     if state is not State.forgotten:
                         self._unpost(namespace, seq, text)
                         self._stats(namespace, -1, -n_terms)

@@ -223,7 +223,8 @@ def _relinked(new: Sequence[Memory], matrix: np.ndarray, stale: np.ndarray, held
         return {}
     rewrites = [i for i, m in enumerate(new) if m.id in row_of]
     before = held.fetch([row_of[new[i].id] for i in rewrites])
-    same = {i for i, m in zip(rewrites, before, strict=True) if m.text == new[i].text}
+    same = {i for i, m in zip(rewrites, before, strict=True)  # a re-ingest, not a rewrite
+            if (m.text, m.speaker) == (new[i].text, new[i].speaker)}
     changed = [new[i].id for i in rewrites if i not in same]
     out: dict[int, bool] = {}
     for start in range(0, len(new), chunk):

@@ -222,6 +222,25 @@ def test_store_keeps_edges_and_drops_them_with_a_purge_or_a_rewrite(any_store):
     assert any_store.edges("ns", ["a", "a2", "b"]) == {}
 
 
+def test_a_rewrite_that_changes_only_the_speaker_relinks_like_rebuild(any_store):
+    """The speaker decides which earlier memories a source may overturn (and the verifier
+    reads it): a re-ingest that fixes a turn's speaker, same text, is a rewrite for the edges."""
+    enc = HashingEncoder()
+    job = Memory(id="a", namespace="ns", text="I work at Acme as a baker", speaker="Ann",
+                 timestamp=T0)
+    later = Memory(id="b", namespace="ns", text="I work at Acme as a manager now",
+                   speaker="Sam", timestamp=T0 + timedelta(days=3))
+    add_memories(any_store, [job, later], enc)
+    assert any_store.edges("ns", ["a"]) == {}  # another speaker's job: no edge
+    add_memories(any_store, [job.model_copy(update={"speaker": "Sam"})], enc)
+    live = {k: [(e.source, e.target, e.score) for e in v]
+            for k, v in any_store.edges("ns", ["a", "b"]).items()}
+    assert [(s, t) for s, t, _ in live.get("a", [])] == [("b", "a")]
+    rebuild(any_store, "ns")
+    assert {k: [(e.source, e.target, e.score) for e in v]
+            for k, v in any_store.edges("ns", ["a", "b"]).items()} == live
+
+
 def test_edges_policy_judges_only_results_with_an_edge(fresh_store, counting):
     enc = HashingEncoder()
     mems = [Memory(id="job", namespace="ns", text="Sam: I work at Acme as a baker",
