@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -41,6 +41,16 @@ COLUMNS = (
     "id, namespace, conversation_id, session_id, turn_index, speaker, text, timestamp, "
     "state, policy_tags, metadata"
 )
+
+
+class _Stored(NamedTuple):
+    """What a write reads of a memory already stored under its id."""
+
+    seq: int
+    state: State
+    text: str
+    n_terms: int
+    speaker: str | None
 
 
 class SQLStore:
@@ -199,9 +209,9 @@ class SQLStore:
                 for j in by_ns[ns]:
                     m, toks = batch[j], tokens[j]
                     prev = old.get(m.id)
-                    if prev is not None and prev[1] is not State.forgotten:
-                        self._unpost(ns, prev[0], prev[2])
-                        docs, terms = docs - 1, terms - prev[3]
+                    if prev is not None and prev.state is not State.forgotten:
+                        self._unpost(ns, prev.seq, prev.text)
+                        docs, terms = docs - 1, terms - prev.n_terms
                     emb = self._vector_in(vectors[order[j]]) if vectors is not None else None
                     searchable = m.state is not State.forgotten
                     row = _row(m) + (emb, len(toks) if searchable else 0, rev)
@@ -211,9 +221,9 @@ class SQLStore:
                             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING seq", row,
                         ).fetchone()[0]
                     else:
-                        seq = prev[0]
+                        seq = prev.seq
                         self._exec("DELETE FROM units WHERE namespace=? AND seq=?", (ns, seq))
-                        if (prev[2], prev[4]) != (m.text, m.speaker):  # else a re-ingest:
+                        if (prev.text, prev.speaker) != (m.text, m.speaker):  # else a re-ingest:
                             self._drop_edges(ns, seq)  # its edges still hold
                         self._exec(
                             f"""UPDATE memories SET conversation_id=?, session_id=?,
@@ -295,15 +305,14 @@ class SQLStore:
             self._analyzer = Analyzer()
         return self._analyzer(texts)
 
-    def _existing(self, ns: str, ids: Sequence[str]
-                  ) -> dict[str, tuple[int, State, str, int, str | None]]:
-        """id → (seq, state, text, n_terms, speaker) of the ids already stored in ``ns``."""
+    def _existing(self, ns: str, ids: Sequence[str]) -> dict[str, _Stored]:
+        """id → what is stored of each of ``ids`` already in namespace ``ns``."""
         out = {}
         for chunk in chunks(list(dict.fromkeys(ids))):
             q = ("SELECT id, seq, state, text, n_terms, speaker FROM memories WHERE namespace=? "
                  f"AND id IN ({','.join('?' * len(chunk))})")
             for mid, seq, state, text, n, speaker in self._exec(q, [ns, *chunk]).fetchall():
-                out[mid] = (seq, State(state), text, n, speaker)
+                out[mid] = _Stored(seq, State(state), text, n, speaker)
         return out
 
     def _unpost(self, ns: str, seq: int, text: str) -> None:
@@ -357,9 +366,8 @@ class SQLStore:
             for memory_id in ids:
                 self._set_state(namespace, found[memory_id], state, rev)
 
-    def _set_state(self, namespace: str, prev: tuple[int, State, str, int, str | None],
-                   state: State, rev: int) -> None:
-        seq, old, text, n_terms, _ = prev
+    def _set_state(self, namespace: str, prev: _Stored, state: State, rev: int) -> None:
+        seq, old, text, n_terms = prev.seq, prev.state, prev.text, prev.n_terms
         if (old is State.forgotten) != (state is State.forgotten):
             if state is State.forgotten:
                 self._unpost(namespace, seq, text)
