@@ -395,10 +395,11 @@ class SQLStore:
             with self._write():
                 rev = self._bump(namespace)
                 old = self._existing(namespace, ids)
-                for seq, state, text, n_terms, _ in old.values():
-                    if state is not State.forgotten:
-                        self._unpost(namespace, seq, text)
-                        self._stats(namespace, -1, -n_terms)
+                for prev in old.values():
+                    seq = prev.seq
+                    if prev.state is not State.forgotten:
+                        self._unpost(namespace, seq, prev.text)
+                        self._stats(namespace, -1, -prev.n_terms)
                     self._exec(f"DELETE FROM memories WHERE {self.NS_BY_SEQ} AND seq=?",
                                (namespace, seq))
                     self._exec("DELETE FROM units WHERE namespace=? AND seq=?", (namespace, seq))
