@@ -11,7 +11,9 @@ so neither saw them; the trust zone's grid is then re-scored with them:
         --weights /tmp/heldout --lodo-dir /tmp/memsieve-lodo \\
         --json benchmarks/results/domains/zone_heldout.json
 
-About 90 s per seed on 2 cores. Figures: benchmarks/RESULTS.md, "Stop 37".
+About 90 s per seed on 2 cores. The per-dataset loss weights count the train queries without
+the validation groups, so these models are close to, not bit-identical with, the inner v1 that
+``train_v2`` trains. Figures: benchmarks/RESULTS.md, "Stop 37".
 """
 
 from __future__ import annotations
