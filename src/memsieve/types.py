@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -130,6 +130,18 @@ class Memory(_Input):
         if not value.strip():
             raise ValueError("text is empty")
         return value
+
+
+class _Said(Protocol):
+    text: str
+    speaker: str | None
+
+
+def content(memory: _Said) -> tuple[str, str | None]:
+    """What a memory says: its text and who said it. A write that keeps this is a re-ingest
+    (the memory's validity edges still hold); one that changes it is a rewrite (they are
+    dropped by the store and re-linked). Takes a ``Memory`` or a store's row of one."""
+    return memory.text, memory.speaker
 
 
 PURPOSE_PREFIX = "purpose:"

@@ -34,7 +34,7 @@ from memsieve.store.base import (
     chunks,
     id_list,
 )
-from memsieve.types import Memory, State
+from memsieve.types import Memory, State, content
 from memsieve.validity.edges import Edge
 
 COLUMNS = (
@@ -223,8 +223,8 @@ class SQLStore:
                     else:
                         seq = prev.seq
                         self._exec("DELETE FROM units WHERE namespace=? AND seq=?", (ns, seq))
-                        if (prev.text, prev.speaker) != (m.text, m.speaker):  # else a re-ingest:
-                            self._drop_edges(ns, seq)  # its edges still hold
+                        if content(prev) != content(m):  # a rewrite, not a re-ingest
+                            self._drop_edges(ns, seq)
                         self._exec(
                             f"""UPDATE memories SET conversation_id=?, session_id=?,
                                  turn_index=?, speaker=?, text=?, timestamp=?, state=?,

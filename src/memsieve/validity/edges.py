@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from memsieve.types import Memory, State
+from memsieve.types import Memory, State, content
 
 FLOOR = 0.414  # the verifier's source similarity floor (MiniLM cosine, generator validation)
 PER_SOURCE = 2
@@ -224,7 +224,7 @@ def _relinked(new: Sequence[Memory], matrix: np.ndarray, stale: np.ndarray, held
     rewrites = [i for i, m in enumerate(new) if m.id in row_of]
     before = held.fetch([row_of[new[i].id] for i in rewrites])
     same = {i for i, m in zip(rewrites, before, strict=True)  # a re-ingest, not a rewrite
-            if (m.text, m.speaker) == (new[i].text, new[i].speaker)}
+            if content(m) == content(new[i])}
     changed = [new[i].id for i in rewrites if i not in same]
     out: dict[int, bool] = {}
     for start in range(0, len(new), chunk):
