@@ -59,12 +59,8 @@ def examples(ctxs: list[Context], seed: int) -> tuple[T.Examples, dict[str, T.Ex
     config = T.TrainConfig(seed=seed)
     data = {c.task.name: T._dataset_examples(T.Part(c, tuple(split(c.task.groups, seed)[0])),
                                              config) for c in ctxs}
-    weight = T.dataset_weights({n: len(d["queries"]) for n, d in data.items()})
-    inner = T.concat([T.make_examples(d["inner"], d["namespaces"], weight=weight[n], **d["kw"])
-                      for n, d in data.items() if d["inner"]])
-    val = {n: T.make_examples(d["val"], d["namespaces"], **d["kw"])
-           for n, d in data.items() if d["val"]}
-    return inner, val
+    return T.split_examples(data, T.dataset_weights({n: len(d["queries"])
+                                                      for n, d in data.items()}))
 
 
 def train(inner: T.Examples, init: int, schedule: str,

@@ -435,19 +435,12 @@ def train_v1(
         raise ConfigError(f"one part per dataset, got {names}")
     data = {p.name: _dataset_examples(p, config) for p in parts}
     weight = dataset_weights({n: len(d["queries"]) for n, d in data.items()})
-
-    def examples(key: str) -> Examples:
-        return concat([make_examples(d[key], d["namespaces"], weight=weight[n], **d["kw"])
-                       for n, d in data.items() if d[key]])
-
-    inner = examples("inner")
-    val = {n: make_examples(d["val"], d["namespaces"], **d["kw"])
-           for n, d in data.items() if d["val"]}
+    inner, val = split_examples(data, weight)
     log.info("v1 seed %d: %d train / %d val queries over %s", config.seed, len(inner),
              sum(len(v) for v in val.values()), ", ".join(data))
     model, history = fit(inner, config, val=val, progress=progress)
     val_metrics = history["val"][history["best_epoch"] - 1] if history["val"] else {}
-    everything = examples("queries")
+    everything = weighted_examples(data, weight, "queries")
     if config.refit:
         model, _ = fit(everything, config, epochs=history["best_epoch"], progress=progress)
     kinds = [n for n, d in data.items() for _ in d["queries"]]  # concat keeps this order
@@ -476,6 +469,24 @@ def train_v1(
         "wall_s": round(time.perf_counter() - t0, 1),
     }
     return model, meta
+
+
+def weighted_examples(data: Mapping[str, Mapping[str, Any]], weight: Mapping[str, float],
+                      key: str) -> Examples:
+    """One ``Examples`` of every dataset's ``key`` queries ("inner", "queries"), each query
+    weighing its dataset's ``weight`` in the loss."""
+    return concat([make_examples(d[key], d["namespaces"], weight=weight[n], **d["kw"])
+                   for n, d in data.items() if d[key]])
+
+
+def split_examples(
+    data: Mapping[str, Mapping[str, Any]], weight: Mapping[str, float],
+) -> tuple[Examples, dict[str, Examples]]:
+    """(the weighted training examples without the held-out groups, one unweighted validation
+    set per dataset), from each dataset's ``_dataset_examples``."""
+    val = {n: make_examples(d["val"], d["namespaces"], **d["kw"])
+           for n, d in data.items() if d["val"]}
+    return weighted_examples(data, weight, "inner"), val
 
 
 def dataset_weights(counts: Mapping[str, int]) -> dict[str, float]:
@@ -508,6 +519,8 @@ __all__ = [
     "make_examples",
     "concat",
     "dataset_weights",
+    "split_examples",
     "train_v1",
     "trained_groups",
+    "weighted_examples",
 ]
